@@ -1,0 +1,93 @@
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# ngx-sockmap: `make deps` once, then `make`, `sudo make test`, `sudo make demo`.
+
+.DELETE_ON_ERROR:
+.PHONY: all deps test unit demo bench clean check-tools
+
+BUILD    := build
+CLANG    ?= clang-19
+BPFTOOL  ?= bpftool
+CC       ?= gcc
+ARCH     := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+VERSION  := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+	      -I$(BUILD) -Ibpf
+CFLAGS     ?= -O2 -g
+CFLAGS     += -std=gnu11 -Wall -Wextra -Werror -I$(BUILD) -Ibpf -Iagent \
+	      -DNGX_SOCKMAP_VERSION='"$(VERSION)"'
+LDLIBS     := -lbpf -lelf -lz -lcgroup
+
+BPF_OBJS   := $(BUILD)/accel.bpf.o
+SKELS      := $(BPF_OBJS:.bpf.o=.skel.h)
+AGENT_SRCS := $(wildcard agent/*.c)
+AGENT_OBJS := $(patsubst agent/%.c,$(BUILD)/agent/%.o,$(AGENT_SRCS))
+
+all: $(BUILD)/ngx-sockmap
+
+# One line per missing tool, naming the package; `make deps` installs all.
+check-tools:
+	$(Q)./scripts/check-tools.sh
+
+# vmlinux.h is generated from the running kernel's BTF, not checked in: the
+# programs only run on a kernel with BTF anyway (sk_storage, CO-RE), and a
+# checked-in copy would silently drift from the kernel under test.  Written
+# through a temporary file and cmp so an unchanged kernel rebuilds nothing.
+$(BUILD)/vmlinux.h: | $(BUILD) check-tools
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp
+	$(Q)cmp -s $@.tmp $@ 2>/dev/null && rm -f $@.tmp || mv $@.tmp $@
+
+$(BUILD)/%.bpf.o: bpf/%.bpf.c bpf/*.h $(BUILD)/vmlinux.h | $(BUILD)
+	@echo "  BPF     $@"
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
+	@echo "  SKEL    $@"
+	$(Q)$(BPFTOOL) gen skeleton $< name $(notdir $*)_bpf > $@
+
+$(BUILD)/agent/%.o: agent/%.c agent/*.h bpf/*.h $(SKELS) | $(BUILD)/agent
+	@echo "  CC      $@"
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/ngx-sockmap: $(AGENT_OBJS)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
+$(BUILD) $(BUILD)/agent:
+	$(Q)mkdir -p $@
+
+# Test helpers: small C programs the integration tests drive.
+TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(wildcard tests/tools/*.c))
+$(BUILD)/tools/%: tests/tools/%.c
+	$(Q)mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror $< -o $@ -lpthread
+
+UNITS := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(wildcard tests/unit/*.c))
+$(BUILD)/unit/%: tests/unit/%.c bpf/*.h agent/*.h $(AGENT_OBJS)
+	$(Q)mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	$(Q)$(CC) $(CFLAGS) $< $(filter-out $(BUILD)/agent/main.o,$(AGENT_OBJS)) -o $@ $(LDLIBS)
+
+tools: $(TOOLS) $(UNITS)
+
+deps:
+	./scripts/deps.sh
+
+test: all tools
+	./tests/run
+
+demo: all tools
+	./scripts/demo.sh
+
+bench: all tools
+	./bench/run
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+#include <linux/magic.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "accel.h"
+#include "accel.skel.h"
+#include "dataplane.h"
+#include "log.h"
+
+int accel_probe_kernel(char *err, size_t errlen)
+{
+	static const struct {
+		enum bpf_map_type map;
+		enum bpf_prog_type prog;
+		const char *what;
+	} need[] = {
+		{ BPF_MAP_TYPE_SOCKHASH, 0, "BPF_MAP_TYPE_SOCKHASH (CONFIG_BPF_STREAM_PARSER)" },
+		{ BPF_MAP_TYPE_SK_STORAGE, 0, "BPF_MAP_TYPE_SK_STORAGE" },
+		{ 0, BPF_PROG_TYPE_SOCK_OPS, "BPF_PROG_TYPE_SOCK_OPS" },
+		{ 0, BPF_PROG_TYPE_SK_MSG, "BPF_PROG_TYPE_SK_MSG (CONFIG_BPF_STREAM_PARSER)" },
+	};
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < sizeof(need) / sizeof(need[0]); i++) {
+		ret = need[i].map ? libbpf_probe_bpf_map_type(need[i].map, NULL)
+				  : libbpf_probe_bpf_prog_type(need[i].prog, NULL);
+		if (ret == 1)
+			continue;
+		if (ret == -EPERM) {
+			snprintf(err, errlen,
+				 "not allowed to load BPF: run as root (needs CAP_BPF, CAP_NET_ADMIN, CAP_SYS_ADMIN)");
+			return -EPERM;
+		}
+		snprintf(err, errlen, "this kernel lacks %s: sockmap acceleration is not possible here",
+			 need[i].what);
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+static int ensure_bpffs(void)
+{
+	struct statfs sfs;
+
+	if (statfs("/sys/fs/bpf", &sfs) == 0 && sfs.f_type == BPF_FS_MAGIC)
+		return 0;
+	/* Some hosts (this container) boot without bpffs mounted. */
+	if (mount("bpf", "/sys/fs/bpf", "bpf", 0, NULL)) {
+		pr_warn("bpffs is not mounted and mounting it failed (%s): mount -t bpf bpf /sys/fs/bpf\n",
+			strerror(errno));
+		return -errno;
+	}
+	pr_info("mounted bpffs at /sys/fs/bpf\n");
+	return 0;
+}
+
+bool accel_pinned_exists(void)
+{
+	return access(PIN_DIR, F_OK) == 0;
+}
+
+int accel_load(struct accel *a, const struct port_set *ports, bool pin)
+{
+	struct bpf_map *map;
+	char path[PATH_MAX];
+	int err;
+
+	a->skel = accel_bpf__open();
+	if (!a->skel) {
+		pr_warn("opening the BPF object failed: %s\n", strerror(errno));
+		return -errno;
+	}
+	a->skel->rodata->ports_all = ports->all;
+	memcpy((void *)a->skel->rodata->port_bits, ports->bits, sizeof(ports->bits));
+
+	if (pin) {
+		err = ensure_bpffs();
+		if (err)
+			return err;
+		if (mkdir(PIN_DIR, 0700) && errno != EEXIST) {
+			pr_warn("mkdir %s: %s\n", PIN_DIR, strerror(errno));
+			return -errno;
+		}
+		/* With a pin path libbpf reuses a compatible map already
+		 * pinned there, or pins the new one at load. */
+		bpf_object__for_each_map(map, a->skel->obj) {
+			if (bpf_map__type(map) == BPF_MAP_TYPE_ARRAY &&
+			    strstr(bpf_map__name(map), ".rodata"))
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", PIN_DIR, bpf_map__name(map));
+			bpf_map__set_pin_path(map, path);
+		}
+		a->pinned = true;
+	}
+	err = accel_bpf__load(a->skel);
+	if (err) {
+		pr_warn("loading the data plane failed: %s (run with -v for the verifier log)\n",
+			strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+int accel_attach_msg(struct accel *a)
+{
+	int err;
+
+	/* libbpf 1.4 (Debian backports) has no bpf_program__attach_sockmap()
+	 * (1.5) and BPF_LINK_TYPE_SOCKMAP needs 6.10, so attach the classic
+	 * way; accel_destroy() detaches, and the map's last user reference
+	 * going away (agent killed) releases it too
+	 * (net/core/sock_map.c sock_map_release_progs). */
+	err = bpf_prog_attach(bpf_program__fd(a->skel->progs.msg_redirect),
+			      bpf_map__fd(a->skel->maps.sock_hash), BPF_SK_MSG_VERDICT, 0);
+	if (err) {
+		pr_warn("attaching sk_msg to sock_hash failed: %s\n", strerror(-err));
+		return err;
+	}
+	a->msg_attached = true;
+	return 0;
+}
+
+int accel_cgroup_has_ours(int cg_fd)
+{
+	__u32 ids[64], cnt = 64, i;
+	struct bpf_prog_info info;
+	__u32 len;
+	int fd, found = 0;
+
+	if (bpf_prog_query(cg_fd, BPF_CGROUP_SOCK_OPS, 0, NULL, ids, &cnt))
+		return 0;
+	for (i = 0; i < cnt && !found; i++) {
+		fd = bpf_prog_get_fd_by_id(ids[i]);
+		if (fd < 0)
+			continue;
+		memset(&info, 0, sizeof(info));
+		len = sizeof(info);
+		if (!bpf_prog_get_info_by_fd(fd, &info, &len) &&
+		    !strncmp(info.name, "sockops_track", sizeof(info.name)))
+			found = 1;
+		close(fd);
+	}
+	return found;
+}
+
+static void link_pin_path(char *buf, size_t len, const struct cg_target *t)
+{
+	snprintf(buf, len, "%s/link-cgroup-%llu", PIN_DIR, (unsigned long long)t->id);
+}
+
+int accel_attach_cgroup(struct accel *a, const struct cg_target *t, char *err, size_t errlen)
+{
+	struct bpf_link *link = NULL;
+	char pin[PATH_MAX];
+	int cg_fd, ret = 0;
+
+	if (a->n_targets >= MAX_TARGETS) {
+		snprintf(err, errlen, "too many cgroups (max %d)", MAX_TARGETS);
+		return -E2BIG;
+	}
+	cg_fd = open(t->path, O_RDONLY | O_DIRECTORY);
+	if (cg_fd < 0) {
+		snprintf(err, errlen, "open %s: %s", t->path, strerror(errno));
+		return -errno;
+	}
+	link_pin_path(pin, sizeof(pin), t);
+	if (a->pinned && access(pin, F_OK) == 0) {
+		/* Our own pinned link from an earlier --pin run: adopt it. */
+		link = bpf_link__open(pin);
+		if (!link) {
+			ret = -errno;
+			snprintf(err, errlen, "reopening pinned link %s: %s", pin, strerror(errno));
+			goto out;
+		}
+		pr_info("adopted pinned attachment of %s\n", t->path);
+	} else if (accel_cgroup_has_ours(cg_fd)) {
+		snprintf(err, errlen,
+			 "cgroup %s already has ngx-sockmap attached (another agent, or a pinned one: ngx-sockmap detach)",
+			 t->path);
+		ret = -EBUSY;
+		goto out;
+	} else {
+		link = bpf_program__attach_cgroup(a->skel->progs.sockops_track, cg_fd);
+		if (!link) {
+			ret = -errno;
+			snprintf(err, errlen, "attaching sock_ops to %s: %s", t->path, strerror(errno));
+			goto out;
+		}
+		if (a->pinned && (ret = bpf_link__pin(link, pin))) {
+			snprintf(err, errlen, "pinning %s: %s", pin, strerror(-ret));
+			bpf_link__destroy(link);
+			goto out;
+		}
+	}
+	a->links[a->n_targets] = link;
+	a->targets[a->n_targets++] = *t;
+out:
+	close(cg_fd);
+	return ret;
+}
+
+void accel_destroy(struct accel *a)
+{
+	int i;
+
+	/* A pinned link stays attached after bpf_link__destroy (the pin holds
+	 * it); an unpinned one detaches here. */
+	for (i = 0; i < a->n_targets; i++)
+		bpf_link__destroy(a->links[i]);
+	a->n_targets = 0;
+	if (a->msg_attached && !a->pinned && a->skel)
+		bpf_prog_detach2(bpf_program__fd(a->skel->progs.msg_redirect),
+				 bpf_map__fd(a->skel->maps.sock_hash), BPF_SK_MSG_VERDICT);
+	accel_bpf__destroy(a->skel);
+	a->skel = NULL;
+}
+
+int accel_unpin_all(void)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	int map_fd, n = 0;
+	DIR *d;
+
+	d = opendir(PIN_DIR);
+	if (!d)
+		return -ENOENT;
+	/* Links first: that detaches sock_ops, so no new socket is added. */
+	while ((de = readdir(d))) {
+		if (strncmp(de->d_name, "link-", 5))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", PIN_DIR, de->d_name);
+		if (!unlink(path))
+			n++;
+	}
+	rewinddir(d);
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", PIN_DIR, de->d_name);
+		if (!strcmp(de->d_name, "sock_hash")) {
+			/* Release the map's sk_msg program; sockets already in
+			 * the map keep their own copy until they close. */
+			map_fd = bpf_obj_get(path);
+			if (map_fd >= 0) {
+				__u32 ids[4], cnt = 4;
+				int pfd;
+
+				if (!bpf_prog_query(map_fd, BPF_SK_MSG_VERDICT, 0, NULL, ids, &cnt) &&
+				    cnt && (pfd = bpf_prog_get_fd_by_id(ids[0])) >= 0) {
+					bpf_prog_detach2(pfd, map_fd, BPF_SK_MSG_VERDICT);
+					close(pfd);
+				}
+				close(map_fd);
+			}
+		}
+		if (!unlink(path))
+			n++;
+	}
+	closedir(d);
+	rmdir(PIN_DIR);
+	return n;
+}

@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* CLI: `ngx-sockmap COMMAND [OPTIONS]`, one argp parser per command. */
+#include <argp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "commands.h"
+#include "log.h"
+#include "options.h"
+
+const char *argp_program_version = "ngx-sockmap " NGX_SOCKMAP_VERSION;
+const char *argp_program_bug_address = "the project's issue tracker";
+
+static const char top_doc[] =
+	"Accelerate local Nginx connections with sockmap, safely.\n"
+	"\n"
+	"USAGE: ngx-sockmap COMMAND [OPTIONS]\n"
+	"\n"
+	"COMMANDS:\n"
+	"  run      attach to Nginx's cgroup(s) and accelerate until stopped\n"
+	"  status   counters of the running agent (--json for scripts)\n"
+	"  pause    stop redirecting; connections keep working over TCP\n"
+	"  resume   redirect new connections again\n"
+	"  detach   remove the data plane a `run --pin` left attached\n"
+	"\n"
+	"'ngx-sockmap COMMAND --help' explains each command.\n"
+	"\n"
+	"EXAMPLES:\n"
+	"  sudo ngx-sockmap run                   # cgroup of the pid in /run/nginx.pid\n"
+	"  sudo ngx-sockmap run -c system.slice/nginx.service --ports 80,8080\n"
+	"  sudo ngx-sockmap status";
+
+/* ---- run ---- */
+
+enum { OPT_PID_FILE = 1000, OPT_PORTS, OPT_PIN };
+
+static const struct argp_option run_options[] = {
+	{ "cgroup", 'c', "PATH", 0,
+	  "cgroup v2 directory to attach to (absolute, or relative to the cgroup v2 mount); "
+	  "repeatable", 0 },
+	{ "nginx-pid", 'p', "PID", 0, "attach to the cgroup of this process; repeatable", 0 },
+	{ "nginx-pid-file", OPT_PID_FILE, "FILE", 0,
+	  "attach to the cgroup of the pid in FILE (default with no target: /run/nginx.pid)", 0 },
+	{ "ports", OPT_PORTS, "LIST", 0,
+	  "track only connections with a local or remote port in LIST, e.g. 80,8000-8100 "
+	  "(default: all ports)", 0 },
+	{ "pin", OPT_PIN, NULL, 0,
+	  "keep the data plane attached after the agent exits (pinned in /sys/fs/bpf/ngx-sockmap); "
+	  "a later 'run --pin' adopts it, 'detach' removes it", 0 },
+	{ "verbose", 'v', NULL, 0, "more output: -v progress, -vv libbpf debug", 0 },
+	{ 0 },
+};
+
+static const char run_doc[] =
+	"Attach the sockmap data plane and stay in the foreground until SIGINT or "
+	"SIGTERM (exit 0). Prints a line starting with \"ready\" once attached.\n"
+	"\n"
+	"Sockets in the named cgroups are tracked; a send is redirected to the peer "
+	"socket only when both ends are tracked on this host and proven to be the two "
+	"ends of one connection. Everything else uses TCP, unchanged.\n"
+	"\n"
+	"Without --pin nothing stays attached after exit: connections opened while "
+	"the agent ran keep their acceleration until they close, new ones use TCP.\n"
+	"\n"
+	"EXAMPLES:\n"
+	"  ngx-sockmap run\n"
+	"  ngx-sockmap run -p $(cat /run/nginx.pid) -c /sys/fs/cgroup/upstream.slice\n"
+	"  ngx-sockmap run --nginx-pid-file /var/run/nginx.pid --ports 80,443 -v"
+	"\vOPTIONS above; exit status 0 on a clean stop, 1 on a runtime error, 2 on a "
+	"usage error.";
+
+static error_t run_parse(int key, char *arg, struct argp_state *state)
+{
+	struct run_opts *o = state->input;
+	char err[256];
+	int pid;
+
+	switch (key) {
+	case 'c':
+		if (o->n_cgroups >= MAX_TARGETS)
+			argp_error(state, "too many --cgroup (max %d)", MAX_TARGETS);
+		o->cgroups[o->n_cgroups++] = arg;
+		break;
+	case 'p':
+		pid = parse_pid(arg);
+		if (pid < 0)
+			argp_error(state, "--nginx-pid: '%s' is not a process id", arg);
+		if (o->n_pids >= MAX_TARGETS)
+			argp_error(state, "too many --nginx-pid (max %d)", MAX_TARGETS);
+		o->pids[o->n_pids++] = pid;
+		break;
+	case OPT_PID_FILE:
+		o->pid_file = arg;
+		break;
+	case OPT_PORTS:
+		if (parse_ports(arg, &o->ports, err, sizeof(err)))
+			argp_error(state, "--ports: %s", err);
+		break;
+	case OPT_PIN:
+		o->pin = true;
+		break;
+	case 'v':
+		log_verbosity++;
+		break;
+	case ARGP_KEY_ARG:
+		argp_error(state, "unexpected argument '%s'", arg);
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+/* ---- status / pause / resume / detach ---- */
+
+struct simple_opts {
+	bool json;
+};
+
+static const struct argp_option status_options[] = {
+	{ "json", 'j', NULL, 0, "one JSON object, for scripts", 0 },
+	{ "verbose", 'v', NULL, 0, "more output", 0 },
+	{ 0 },
+};
+
+static const struct argp_option plain_options[] = {
+	{ "verbose", 'v', NULL, 0, "more output", 0 },
+	{ 0 },
+};
+
+static error_t simple_parse(int key, char *arg, struct argp_state *state)
+{
+	struct simple_opts *o = state->input;
+
+	switch (key) {
+	case 'j':
+		o->json = true;
+		break;
+	case 'v':
+		log_verbosity++;
+		break;
+	case ARGP_KEY_ARG:
+		argp_error(state, "unexpected argument '%s'", arg);
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static const char status_doc[] =
+	"Counters of the running agent (or of a pinned data plane): sockets tracked, "
+	"pairs, bytes redirected past the TCP stack (ss -ti and tcpdump don't see "
+	"them), and fallbacks to TCP by reason.\n"
+	"\n"
+	"EXAMPLES:\n"
+	"  ngx-sockmap status\n"
+	"  ngx-sockmap status --json | jq .fallbacks";
+static const char pause_doc[] =
+	"Stop redirecting. Every connection goes through TCP from its next send on and "
+	"stays there (switching back could reorder bytes); connections never break.";
+static const char resume_doc[] = "Redirect again: connections opened from now on are accelerated.";
+static const char detach_doc[] =
+	"Remove what 'run --pin' left in /sys/fs/bpf/ngx-sockmap: detaches sock_ops "
+	"from every cgroup. Connections already accelerated keep working.";
+
+struct command {
+	const char *name;
+	const struct argp_option *options;
+	argp_parser_t parser;
+	const char *doc;
+};
+
+static const struct command commands[] = {
+	{ "run", run_options, run_parse, run_doc },
+	{ "status", status_options, simple_parse, status_doc },
+	{ "pause", plain_options, simple_parse, pause_doc },
+	{ "resume", plain_options, simple_parse, resume_doc },
+	{ "detach", plain_options, simple_parse, detach_doc },
+};
+
+static void top_usage(FILE *out)
+{
+	fprintf(out, "%s\n", top_doc);
+}
+
+int main(int argc, char **argv)
+{
+	static struct run_opts run = { .ports.all = true };
+	struct simple_opts simple = { 0 };
+	const struct command *cmd = NULL;
+	char prog[64];
+	unsigned int i;
+	struct argp argp = { 0 };
+
+	argp_err_exit_status = EXIT_USAGE;
+	log_setup_libbpf();
+	if (argc < 2) {
+		top_usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		top_usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+		printf("%s\n", argp_program_version);
+		return 0;
+	}
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			cmd = &commands[i];
+	if (!cmd) {
+		fprintf(stderr, "ngx-sockmap: unknown command '%s' (try: ngx-sockmap --help)\n", argv[1]);
+		return EXIT_USAGE;
+	}
+	/* argp names the program after argv[0]: make it "ngx-sockmap run". */
+	snprintf(prog, sizeof(prog), "ngx-sockmap %s", cmd->name);
+	argv[1] = prog;
+	argp.options = cmd->options;
+	argp.parser = cmd->parser;
+	argp.doc = cmd->doc;
+	if (argp_parse(&argp, argc - 1, argv + 1, 0, NULL,
+		       cmd->parser == run_parse ? (void *)&run : (void *)&simple))
+		return EXIT_USAGE;
+
+	if (cmd->parser == run_parse)
+		return cmd_run(&run);
+	if (!strcmp(cmd->name, "status"))
+		return cmd_status(simple.json);
+	if (!strcmp(cmd->name, "pause"))
+		return cmd_pause(true);
+	if (!strcmp(cmd->name, "resume"))
+		return cmd_pause(false);
+	return cmd_detach();
+}

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* Pure parsing of command-line values: no I/O, unit-tested. */
+#ifndef NGX_SOCKMAP_OPTIONS_H
+#define NGX_SOCKMAP_OPTIONS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define MAX_TARGETS 64
+
+struct port_set {
+	bool all;               /* no --ports given: every port */
+	uint64_t bits[65536 / 64];
+};
+
+struct run_opts {
+	const char *cgroups[MAX_TARGETS];
+	int n_cgroups;
+	int pids[MAX_TARGETS];
+	int n_pids;
+	const char *pid_file;
+	struct port_set ports;
+	bool pin;
+};
+
+/* "80,443,8000-8100" -> set.  Ports 1..65535; ranges inclusive.  Returns 0,
+ * or -1 with a message in err (size errlen). */
+int parse_ports(const char *s, struct port_set *set, char *err, size_t errlen);
+/* Decimal pid > 0 that fits pid_t. Returns the pid or -1. */
+int parse_pid(const char *s);
+static inline bool port_set_has(const struct port_set *set, uint16_t port)
+{
+	return set->all || (set->bits[port >> 6] >> (port & 63)) & 1;
+}
+
+#endif

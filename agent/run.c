@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* `ngx-sockmap run`: resolve targets -> probe -> lock -> load -> attach ->
+ * serve until SIGINT/SIGTERM -> tear down.  One exit path. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+#include "accel.skel.h"
+#include "commands.h"
+#include "dataplane.h"
+#include "log.h"
+#include "state.h"
+#include "stats.h"
+
+#define DEFAULT_PID_FILE "/run/nginx.pid"
+
+static int add_target(struct cg_target *list, int *n, const struct cg_target *t)
+{
+	int i;
+
+	for (i = 0; i < *n; i++)
+		if (list[i].id == t->id)
+			return 0; /* named twice: attach once */
+	if (*n >= MAX_TARGETS)
+		return -E2BIG;
+	list[(*n)++] = *t;
+	return 0;
+}
+
+static int resolve_targets(const struct run_opts *o, const char *mnt, struct cg_target *list,
+			   int *n)
+{
+	const char *pid_file = o->pid_file;
+	char err[PATH_MAX + 256] = "";
+	struct cg_target t;
+	int i, pid;
+
+	*n = 0;
+	for (i = 0; i < o->n_cgroups; i++) {
+		memset(&t, 0, sizeof(t));
+		if (cg2_resolve(mnt, o->cgroups[i], &t, err, sizeof(err)))
+			goto bad;
+		snprintf(t.reason, sizeof(t.reason), "named: --cgroup");
+		add_target(list, n, &t);
+	}
+	for (i = 0; i < o->n_pids; i++) {
+		memset(&t, 0, sizeof(t));
+		if (cg2_of_pid(mnt, o->pids[i], &t, err, sizeof(err)))
+			goto bad;
+		add_target(list, n, &t);
+	}
+	if (!pid_file && !o->n_cgroups && !o->n_pids)
+		pid_file = DEFAULT_PID_FILE;
+	if (pid_file) {
+		memset(&t, 0, sizeof(t));
+		if (read_pid_file(pid_file, &pid, err, sizeof(err))) {
+			if (pid_file != o->pid_file)
+				snprintf(err, sizeof(err),
+					 "no target: nginx pid file %s not found; name one with --cgroup, --nginx-pid or --nginx-pid-file",
+					 DEFAULT_PID_FILE);
+			goto bad;
+		}
+		if (cg2_of_pid(mnt, pid, &t, err, sizeof(err)))
+			goto bad;
+		snprintf(t.reason, sizeof(t.reason), "named: nginx pid %d", pid);
+		add_target(list, n, &t);
+	}
+	return 0;
+bad:
+	pr_warn("%s\n", err);
+	return -1;
+}
+
+static void log_summary(const struct accel *a)
+{
+	struct agent_maps m = {
+		.stats_fd = bpf_map__fd(a->skel->maps.accel_stats),
+		.config_fd = bpf_map__fd(a->skel->maps.accel_config),
+		.sock_hash_fd = -1,
+		.endpoints_fd = -1,
+	};
+	struct stats_snapshot s;
+
+	if (stats_read(&m, &s))
+		return;
+	pr_info("sockets %llu, pairs %llu, redirected %llu msgs / %llu bytes, via TCP %llu msgs\n",
+		(unsigned long long)(s.sum.sockets_added - s.sum.sockets_closed),
+		(unsigned long long)s.sum.pairs, (unsigned long long)s.sum.redirected_msgs,
+		(unsigned long long)s.sum.redirected_bytes, (unsigned long long)s.sum.tcp_msgs);
+}
+
+/* One epoll loop: signals, and a timer for -v progress lines. */
+static int serve(const struct accel *a)
+{
+	struct itimerspec every = { .it_interval = { 10, 0 }, .it_value = { 10, 0 } };
+	struct epoll_event ev = { .events = EPOLLIN }, got;
+	struct signalfd_siginfo si;
+	int ep, sfd, tfd = -1, ret = 0;
+	uint64_t ticks;
+	sigset_t mask;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	if (sfd < 0 || ep < 0)
+		return -errno;
+	ev.data.fd = sfd;
+	epoll_ctl(ep, EPOLL_CTL_ADD, sfd, &ev);
+	if (log_verbosity >= LOG_INFO) {
+		tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+		if (tfd >= 0 && !timerfd_settime(tfd, 0, &every, NULL)) {
+			ev.data.fd = tfd;
+			epoll_ctl(ep, EPOLL_CTL_ADD, tfd, &ev);
+		}
+	}
+	for (;;) {
+		if (epoll_wait(ep, &got, 1, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			ret = -errno;
+			break;
+		}
+		if (got.data.fd == tfd) {
+			if (read(tfd, &ticks, sizeof(ticks)) > 0)
+				log_summary(a);
+			continue;
+		}
+		if (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+			pr_info("%s: detaching\n", strsignal(si.ssi_signo));
+			break;
+		}
+	}
+	close(ep);
+	close(sfd);
+	if (tfd >= 0)
+		close(tfd);
+	return ret;
+}
+
+int cmd_run(const struct run_opts *o)
+{
+	struct cg_target targets[MAX_TARGETS];
+	struct agent_info info = { 0 };
+	char err[PATH_MAX + 256] = "";
+	struct accel a = { 0 };
+	struct agent_maps m;
+	int lock_fd = -1, other = 0, n = 0, i, rc = EXIT_RUNTIME;
+	char mnt[PATH_MAX];
+	sigset_t mask;
+
+	if (geteuid() != 0) {
+		pr_warn("run needs root (CAP_BPF, CAP_NET_ADMIN, CAP_SYS_ADMIN): try sudo ngx-sockmap run\n");
+		return EXIT_RUNTIME;
+	}
+	if (cg2_mount(mnt, sizeof(mnt))) {
+		pr_warn("cgroup v2 is not mounted: mount -t cgroup2 none /sys/fs/cgroup\n");
+		return EXIT_RUNTIME;
+	}
+	if (resolve_targets(o, mnt, targets, &n))
+		return EXIT_RUNTIME;
+	if (accel_probe_kernel(err, sizeof(err))) {
+		pr_warn("%s\n", err);
+		return EXIT_RUNTIME;
+	}
+	lock_fd = state_lock(&other);
+	if (lock_fd < 0) {
+		if (lock_fd == -EBUSY)
+			pr_warn("another ngx-sockmap agent is running (pid %d); one agent per host\n", other);
+		else
+			pr_warn("cannot create %s: %s\n", RUN_DIR, strerror(-lock_fd));
+		return EXIT_RUNTIME;
+	}
+	if (!o->pin && accel_pinned_exists()) {
+		pr_warn("a pinned data plane exists in %s: adopt it with --pin or remove it with 'ngx-sockmap detach'\n",
+			PIN_DIR);
+		goto out;
+	}
+
+	/* Signals are taken through a signalfd in serve(); block them now so
+	 * a SIGTERM during set-up is not lost (or fatal) either. */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	if (accel_load(&a, &o->ports, o->pin) || accel_attach_msg(&a))
+		goto out;
+	for (i = 0; i < n; i++) {
+		if (accel_attach_cgroup(&a, &targets[i], err, sizeof(err))) {
+			pr_warn("%s\n", err);
+			goto out;
+		}
+	}
+
+	info.pid = getpid();
+	info.pinned = o->pin;
+	info.n_cgroups = a.n_targets;
+	memcpy(info.cgroups, a.targets, sizeof(a.targets[0]) * a.n_targets);
+	m.stats_fd = bpf_map__fd(a.skel->maps.accel_stats);
+	m.config_fd = bpf_map__fd(a.skel->maps.accel_config);
+	m.sock_hash_fd = bpf_map__fd(a.skel->maps.sock_hash);
+	m.endpoints_fd = bpf_map__fd(a.skel->maps.endpoints);
+	if (state_write(&info, &m))
+		pr_warn("writing %s/agent.state failed: status will not find this agent\n", RUN_DIR);
+
+	printf("ready: attached to %d cgroup%s%s\n", a.n_targets, a.n_targets == 1 ? "" : "s",
+	       o->pin ? " (pinned)" : "");
+	for (i = 0; i < a.n_targets; i++)
+		printf("  %s (%s)\n", a.targets[i].path, a.targets[i].reason);
+	fflush(stdout);
+
+	rc = serve(&a) ? EXIT_RUNTIME : 0;
+out:
+	accel_destroy(&a);
+	state_remove(lock_fd);
+	if (o->pin && rc == 0)
+		pr_info("data plane stays pinned in %s; remove with 'ngx-sockmap detach'\n", PIN_DIR);
+	return rc;
+}
+
+int cmd_status(bool json)
+{
+	struct stats_snapshot s;
+	struct agent_info info;
+	struct agent_maps m;
+	char err[256];
+	int ret;
+
+	if (geteuid() != 0) {
+		pr_warn("status reads BPF maps and needs root: try sudo ngx-sockmap status\n");
+		return EXIT_RUNTIME;
+	}
+	if (state_open(&m, &info, err, sizeof(err))) {
+		pr_warn("%s\n", err);
+		return EXIT_RUNTIME;
+	}
+	ret = stats_read(&m, &s);
+	state_close(&m);
+	if (ret) {
+		pr_warn("reading counters failed: %s\n", strerror(-ret));
+		return EXIT_RUNTIME;
+	}
+	if (json)
+		stats_print_json(stdout, &s, &info);
+	else
+		stats_print_text(stdout, &s, &info);
+	return 0;
+}
+
+int cmd_pause(bool paused)
+{
+	struct agent_info info;
+	struct agent_maps m;
+	char err[256];
+	int ret;
+
+	if (geteuid() != 0) {
+		pr_warn("%s needs root: try sudo\n", paused ? "pause" : "resume");
+		return EXIT_RUNTIME;
+	}
+	if (state_open(&m, &info, err, sizeof(err))) {
+		pr_warn("%s\n", err);
+		return EXIT_RUNTIME;
+	}
+	ret = config_set_paused(&m, paused);
+	state_close(&m);
+	if (ret) {
+		pr_warn("updating the config map failed: %s\n", strerror(-ret));
+		return EXIT_RUNTIME;
+	}
+	printf(paused ? "paused: new sends go through TCP; each connection that sends stays on TCP\n"
+		      : "resumed: new connections are redirected again\n");
+	return 0;
+}
+
+int cmd_detach(void)
+{
+	int other = 0, lock_fd, n;
+
+	if (geteuid() != 0) {
+		pr_warn("detach needs root: try sudo ngx-sockmap detach\n");
+		return EXIT_RUNTIME;
+	}
+	lock_fd = state_lock(&other);
+	if (lock_fd < 0 && lock_fd == -EBUSY) {
+		pr_warn("agent pid %d is running: stop it first (its pinned state is removed by detach afterwards)\n",
+			other);
+		return EXIT_RUNTIME;
+	}
+	n = accel_unpin_all();
+	if (lock_fd >= 0)
+		close(lock_fd);
+	if (n < 0) {
+		printf("nothing pinned in %s\n", PIN_DIR);
+		return 0;
+	}
+	printf("detached: removed %d pinned objects from %s\n", n, PIN_DIR);
+	return 0;
+}

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * How `status`, `pause` and `resume` reach a running agent: the agent writes
+ * RUN_DIR/agent.state (its pid, the ids of its maps, its cgroups) and holds
+ * an flock on RUN_DIR/agent.lock.  Other commands open the maps by id (and
+ * check their names, ids are reused) or, with no live agent, from the pins of
+ * a --pin run.  No control protocol: the maps are the interface.
+ */
+#ifndef NGX_SOCKMAP_STATE_H
+#define NGX_SOCKMAP_STATE_H
+
+#include <stdbool.h>
+#include "target.h"
+
+#define RUN_DIR "/run/ngx-sockmap"
+
+struct agent_maps {
+	int stats_fd;
+	int config_fd;
+	int sock_hash_fd;
+	int endpoints_fd;
+};
+
+struct agent_info {
+	int pid;              /* 0: no live agent (pinned state only) */
+	bool pinned;
+	struct cg_target cgroups[64];
+	int n_cgroups;
+};
+
+/* Take the single-agent lock.  Returns the lock fd, or -EBUSY with the
+ * other agent's pid in *other_pid. */
+int state_lock(int *other_pid);
+/* Write agent.state atomically (temp file + rename). */
+int state_write(const struct agent_info *info, const struct agent_maps *ids_from_fds);
+void state_remove(int lock_fd);
+/* Open the maps of the running agent, else of the pinned data plane.
+ * 0, or -ENOENT with a message in err. */
+int state_open(struct agent_maps *m, struct agent_info *info, char *err, size_t errlen);
+void state_close(struct agent_maps *m);
+
+#endif

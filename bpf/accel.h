@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Structures shared by bpf/accel.bpf.c and the agent.  One definition each;
+ * agent code includes this header, never a copy of it.
+ */
+#ifndef NGX_SOCKMAP_ACCEL_H
+#define NGX_SOCKMAP_ACCEL_H
+
+#include "sockkey.h"
+
+/*
+ * Why a direction of a connection travels through TCP instead of being
+ * redirected.  Counted once per socket direction, at the moment it is
+ * decided; a direction that took TCP stays on TCP (see SS_TCP).
+ * Keep accel_fallback_names[] in agent/stats.c in the same order.
+ */
+enum fallback_reason {
+	FB_NO_PEER,     /* peer not tracked here (remote host, untracked cgroup) or gone */
+	FB_AMBIGUOUS,   /* our key or the peer's was seen twice: never pair on it */
+	FB_STICKY_TCP,  /* bytes already went through TCP before we tracked it */
+	FB_SLOW_READER, /* the peer's unread redirected bytes reached the bound */
+	FB_PAUSED,      /* `ngx-sockmap pause` */
+	FB_POLICY,      /* port policy: socket not tracked at all */
+	FB_NO_ROOM,     /* a map was full */
+	FB__MAX,
+};
+
+/* Per-CPU counters (array map of one element, summed by the agent). */
+struct accel_stats {
+	__u64 sockets_added;     /* inserted into sock_hash */
+	__u64 sockets_closed;    /* tracked sockets that reached TCP_CLOSE */
+	__u64 pairs;             /* pairs formed */
+	__u64 paired_closed;     /* paired sockets that reached TCP_CLOSE */
+	__u64 redirected_msgs;
+	__u64 redirected_bytes;
+	__u64 tcp_msgs;          /* sends of tracked sockets that took TCP */
+	__u64 tcp_bytes;
+	__u64 fallbacks[FB__MAX];
+};
+
+/* Per-socket state, in socket local storage (sk_state map). */
+enum sock_state_flags {
+	SS_TCP       = 1 << 0, /* this socket's send direction is on TCP for good */
+	SS_ENDPOINT  = 1 << 1, /* we own an entry in the endpoints map */
+	SS_PAIRED    = 1 << 2, /* peer_cookie is the other end of our connection */
+	SS_AMBIGUOUS = 1 << 3, /* our key collided: never pair */
+};
+
+struct sock_state {
+	__u64 peer_cookie;       /* socket cookie of the peer (sock_hash key) */
+	__u64 redirected_bytes;  /* bytes we redirected: ss -ti won't show them */
+	__u32 flags;             /* enum sock_state_flags */
+	__u32 _pad;
+};
+
+/*
+ * Rendezvous entry: the first end of a connection to be established
+ * registers its key here; the second end finds it under the reversed key,
+ * checks the initial sequence numbers cross-match and claims it.
+ */
+enum endpoint_flags {
+	EP_AMBIGUOUS = 1 << 0,
+};
+
+struct endpoint {
+	__u64 cookie;      /* owner's socket cookie */
+	__u64 peer_cookie; /* set once, by the claiming peer (cmpxchg 0 -> cookie) */
+	__u32 snd_isn;     /* owner's snd_nxt at ESTABLISHED (its ISN + 1) */
+	__u32 rcv_isn;     /* owner's rcv_nxt at ESTABLISHED (peer's ISN + 1) */
+	__u32 flags;       /* enum endpoint_flags */
+	__u32 _pad;
+};
+
+/* Runtime switches the agent writes (array map of one element). */
+struct accel_config {
+	__u32 paused; /* 1: every direction that sends next falls back to TCP */
+	__u32 _pad;
+};
+
+#define ACCEL_MAX_SOCKETS 131072
+
+#endif /* NGX_SOCKMAP_ACCEL_H */

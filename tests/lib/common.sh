@@ -1,0 +1,147 @@
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# Shared helpers for integration tests.  Source it first thing:
+#   . "$(dirname "$0")/../lib/common.sh"
+# Everything a test creates is registered with on_exit and removed when the
+# test exits, pass or fail (cgroups, namespaces, nginx, agent, temp dirs).
+set -u
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+AGENT=$TOP/build/ngx-sockmap
+TOOLS=$TOP/build/tools
+CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+TMP=$(mktemp -d /tmp/ngx-sockmap-test.XXXXXX)
+TEST_NAME=$(basename "$0" .sh)
+_cleanups=()
+
+on_exit() { _cleanups=("$*" "${_cleanups[@]}"); }
+_run_cleanups() {
+	local c
+	for c in "${_cleanups[@]}"; do eval "$c" >/dev/null 2>&1; done
+	rm -rf "$TMP"
+}
+trap _run_cleanups EXIT
+trap 'exit 130' INT TERM
+
+log() { echo "# $*"; }
+fail() { echo "FAIL: $*"; exit 1; }
+skip() { echo "$*"; exit 77; }
+ok() { echo "ok - $*"; }
+
+assert_eq() { # assert_eq ACTUAL EXPECTED LABEL
+	[ "$1" = "$2" ] || fail "$3: got '$1', want '$2'"
+	ok "$3"
+}
+assert_ge() { # assert_ge ACTUAL MIN LABEL
+	[ "$1" -ge "$2" ] 2>/dev/null || fail "$3: got '$1', want >= $2"
+	ok "$3 ($1 >= $2)"
+}
+assert_le() { # assert_le ACTUAL MAX LABEL
+	[ "$1" -le "$2" ] 2>/dev/null || fail "$3: got '$1', want <= $2"
+	ok "$3 ($1 <= $2)"
+}
+
+[ -n "$CG2" ] || skip "no cgroup v2 mount"
+[ -x "$AGENT" ] || fail "$AGENT not built (make)"
+
+# cg_make NAME -> prints path of a new cgroup, removed at exit
+cg_make() {
+	local p=$CG2/ngx-sockmap-test.$$.$1
+	mkdir "$p" || fail "mkdir $p"
+	on_exit "cg_remove '$p'"
+	echo "$p"
+}
+cg_remove() { # kill what is left inside, then rmdir
+	local p=$1 i
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		[ -s "$p/cgroup.procs" ] || break
+		xargs -r kill -9 <"$p/cgroup.procs" 2>/dev/null
+		sleep 0.2
+	done
+	rmdir "$p"
+}
+# cg_exec CGROUP CMD... : exec CMD inside CGROUP (use with & or $(...))
+cg_exec() {
+	local cg=$1
+	shift
+	sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$cg" "$@"
+}
+
+# ns_make NAME -> creates netns "nsm$$NAME" with lo up, removed at exit
+ns_make() {
+	local n=nsm$$$1
+	ip netns add "$n" || fail "ip netns add $n"
+	on_exit "ip netns del '$n'"
+	ip -n "$n" link set lo up
+	echo "$n"
+}
+
+# agent_start ARGS... : start `ngx-sockmap run ARGS`, wait for "ready"
+AGENT_PID=
+agent_start() {
+	"$AGENT" run "$@" >"$TMP/agent.out" 2>"$TMP/agent.err" &
+	AGENT_PID=$!
+	on_exit "agent_stop"
+	local i
+	for i in $(seq 1 100); do
+		grep -q '^ready' "$TMP/agent.out" 2>/dev/null && return 0
+		kill -0 "$AGENT_PID" 2>/dev/null || {
+			cat "$TMP/agent.err"
+			fail "agent exited before ready"
+		}
+		sleep 0.1
+	done
+	fail "agent not ready after 10s"
+}
+agent_stop() {
+	[ -n "$AGENT_PID" ] || return 0
+	kill -TERM "$AGENT_PID" 2>/dev/null
+	wait "$AGENT_PID" 2>/dev/null
+	local rc=$?
+	AGENT_PID=
+	return $rc
+}
+# stat_get FIELD : one field of `ngx-sockmap status --json` (e.g. pairs,
+# fallbacks.no_peer)
+stat_get() {
+	"$AGENT" status --json | python3 -c '
+import json, sys
+v = json.load(sys.stdin)
+for k in sys.argv[1].split("."):
+    v = v[k]
+print(v)' "$1"
+}
+
+# nginx_start NAME CONF_TEMPLATE [CGROUP] [VAR=VALUE...]
+# Renders nginx-conf/CONF_TEMPLATE (@VAR@ placeholders, @PREFIX@ always set),
+# starts nginx with its own prefix under $TMP, inside CGROUP if given.
+nginx_start() {
+	local name=$1 tpl=$2 cg=${3:-} prefix=$TMP/nginx-$1 kv sedargs=()
+	shift 3 2>/dev/null || shift $#
+	mkdir -p "$prefix/logs" "$prefix/html"
+	sedargs+=(-e "s|@PREFIX@|$prefix|g")
+	for kv in "$@"; do sedargs+=(-e "s|@${kv%%=*}@|${kv#*=}|g"); done
+	sed "${sedargs[@]}" "$TOP/nginx-conf/$tpl" >"$prefix/nginx.conf"
+	if [ -n "$cg" ]; then
+		cg_exec "$cg" nginx -p "$prefix" -c "$prefix/nginx.conf" || fail "nginx $name failed to start"
+	else
+		nginx -p "$prefix" -c "$prefix/nginx.conf" || fail "nginx $name failed to start"
+	fi
+	on_exit "nginx_stop '$prefix'"
+	echo "$prefix"
+}
+nginx_stop() {
+	local pid
+	pid=$(cat "$1/nginx.pid" 2>/dev/null) || return 0
+	kill -QUIT "$pid" 2>/dev/null
+	for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.2; done
+	kill -9 "$pid" 2>/dev/null
+	pkill -9 -f "nginx: .*$1" 2>/dev/null
+}
+# wait_port HOST PORT : wait until something listens
+wait_port() {
+	local i
+	for i in $(seq 1 50); do
+		(exec 3<>"/dev/tcp/$1/$2") 2>/dev/null && return 0
+		sleep 0.1
+	done
+	fail "nothing listening on $1:$2"
+}
