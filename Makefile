@@ -2,7 +2,7 @@
 # ngx-sockmap: `make deps` once, then `make`, `sudo make test`, `sudo make demo`.
 
 .DELETE_ON_ERROR:
-.PHONY: all deps test unit demo bench clean check-tools
+.PHONY: all deps test tools demo bench clean check-tools
 
 BUILD    := build
 CLANG    ?= clang-19
@@ -83,7 +83,8 @@ deps:
 test: all tools
 	./tests/run
 
-demo: all tools
+demo: deps
+	$(MAKE) all tools
 	./scripts/demo.sh
 
 bench: all tools

@@ -1,0 +1,58 @@
+#!/bin/sh
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# Install the toolchain and test tools from Debian.  Idempotent: does nothing
+# when everything is present.  libbpf >= 1.4 and a bpftool that knows it come
+# from bookworm-backports (bookworm itself has libbpf 1.1).
+set -eu
+[ "$(id -u)" = 0 ] || { echo "make deps installs packages: run it as root (sudo make deps)" >&2; exit 1; }
+
+PKGS="clang-19 llvm-19 libelf-dev zlib1g-dev libcgroup-dev libmicrohttpd-dev pkg-config make gcc
+      nginx wrk curl iproute2 python3 procps util-linux kmod"
+BACKPORTS_PKGS="libbpf-dev bpftool linux-libc-dev"
+
+missing=""
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
+done
+bp_missing=""
+if ! pkg-config --atleast-version=1.4 libbpf 2>/dev/null || ! command -v bpftool >/dev/null; then
+	bp_missing=$BACKPORTS_PKGS
+fi
+if [ -z "$missing" ] && [ -z "$bp_missing" ]; then
+	echo "deps: everything is installed"
+	exit 0
+fi
+
+. /etc/os-release
+if [ -n "$bp_missing" ] && [ "${VERSION_CODENAME:-}" = bookworm ] &&
+   ! grep -rqs "bookworm-backports" /etc/apt/sources.list /etc/apt/sources.list.d/; then
+	echo "deps: adding bookworm-backports (libbpf >= 1.4, bpftool)"
+	cat >/etc/apt/sources.list.d/ngx-sockmap-backports.sources <<EOS
+Types: deb
+URIs: http://deb.debian.org/debian
+Suites: bookworm-backports
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+EOS
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# Installing nginx must not start a system nginx on port 80 here: tests and
+# benches start their own.  policy-rc.d is Debian's switch for that.
+cleanup_policy=0
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+	printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+	chmod +x /usr/sbin/policy-rc.d
+	cleanup_policy=1
+fi
+trap '[ $cleanup_policy = 1 ] && rm -f /usr/sbin/policy-rc.d' EXIT
+if [ -n "$bp_missing" ]; then
+	if [ "${VERSION_CODENAME:-}" = bookworm ]; then
+		apt-get install -y -qq --no-install-recommends -t bookworm-backports $bp_missing
+	else
+		apt-get install -y -qq --no-install-recommends $bp_missing
+	fi
+fi
+[ -n "$missing" ] && apt-get install -y -qq --no-install-recommends $missing
+echo "deps: done"

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* Parsing of --ports and pids, and the cgroup path resolver's refusals. */
+#include <stdio.h>
+#include <string.h>
+#include "options.h"
+#include "target.h"
+
+static int failures, checks;
+
+#define CHECK(cond, ...)                                            \
+	do {                                                        \
+		checks++;                                           \
+		if (!(cond)) {                                      \
+			failures++;                                 \
+			printf("FAIL %s:%d: ", __FILE__, __LINE__); \
+			printf(__VA_ARGS__);                        \
+			printf("\n");                               \
+		}                                                   \
+	} while (0)
+
+static struct port_set set;
+static char err[256];
+
+static int ports_ok(const char *s)
+{
+	return parse_ports(s, &set, err, sizeof(err)) == 0;
+}
+
+static void test_ports(void)
+{
+	CHECK(ports_ok("80"), "80");
+	CHECK(port_set_has(&set, 80) && !port_set_has(&set, 81) && !set.all, "only 80");
+	CHECK(ports_ok("80,443,8000-8002"), "list and range");
+	CHECK(port_set_has(&set, 443) && port_set_has(&set, 8000) && port_set_has(&set, 8002) &&
+		      !port_set_has(&set, 8003) && !port_set_has(&set, 7999), "range bounds inclusive");
+	CHECK(ports_ok("1,65535"), "extremes");
+	CHECK(port_set_has(&set, 1) && port_set_has(&set, 65535), "1 and 65535 set");
+	CHECK(ports_ok("0-0") == 0, "0 refused");
+	CHECK(!ports_ok("0"), "0 refused");
+	CHECK(!ports_ok("65536"), "65536 refused");
+	CHECK(!ports_ok("70000"), "70000 refused");
+	CHECK(!ports_ok("abc"), "abc refused");
+	CHECK(strstr(err, "abc") != NULL, "message names the input: %s", err);
+	CHECK(!ports_ok(""), "empty refused");
+	CHECK(!ports_ok("80,"), "trailing comma refused");
+	CHECK(!ports_ok(",80"), "leading comma refused");
+	CHECK(!ports_ok("90-80"), "reversed range refused");
+	CHECK(!ports_ok("80-"), "open range refused");
+	CHECK(!ports_ok("-5"), "negative refused");
+	CHECK(!ports_ok("80 443"), "space refused");
+	CHECK(!ports_ok("99999999999999999999"), "overflow refused");
+}
+
+static void test_pid(void)
+{
+	CHECK(parse_pid("1") == 1, "1");
+	CHECK(parse_pid("4194304") == 4194304, "pid_max");
+	CHECK(parse_pid("0") == -1, "0 refused");
+	CHECK(parse_pid("-3") == -1, "negative refused");
+	CHECK(parse_pid("12x") == -1, "junk refused");
+	CHECK(parse_pid("") == -1, "empty refused");
+	CHECK(parse_pid("99999999999") == -1, "overflow refused");
+}
+
+static void test_resolve_refusals(void)
+{
+	struct cg_target t;
+	char mnt[4096];
+
+	if (cg2_mount(mnt, sizeof(mnt))) {
+		printf("no cgroup v2 mount: resolver checks skipped\n");
+		return;
+	}
+	CHECK(cg2_resolve(mnt, ".", &t, err, sizeof(err)) == 0, "mount root resolves: %s", err);
+	CHECK(cg2_resolve(mnt, "/tmp", &t, err, sizeof(err)) < 0 && strstr(err, "not a cgroup v2"),
+	      "/tmp refused: %s", err);
+	CHECK(cg2_resolve(mnt, "/etc/hostname", &t, err, sizeof(err)) < 0 &&
+		      strstr(err, "not a directory"), "file refused: %s", err);
+	CHECK(cg2_resolve(mnt, "no/such/cgroup", &t, err, sizeof(err)) < 0 && strstr(err, mnt),
+	      "missing relative path names the full path: %s", err);
+}
+
+int main(void)
+{
+	test_ports();
+	test_pid();
+	test_resolve_refusals();
+	printf("%d checks, %d failed\n", checks, failures);
+	return failures != 0;
+}
