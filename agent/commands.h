@@ -14,5 +14,6 @@ int cmd_run(const struct run_opts *o);
 int cmd_status(bool json);
 int cmd_pause(bool paused);
 int cmd_detach(void);
+int cmd_selftest(void);
 
 #endif

@@ -14,6 +14,7 @@
 #include "commands.h"
 #include "dataplane.h"
 #include "log.h"
+#include "selftest.h"
 #include "state.h"
 #include "stats.h"
 
@@ -150,6 +151,7 @@ int cmd_run(const struct run_opts *o)
 	struct cg_target targets[MAX_TARGETS];
 	struct agent_info info = { 0 };
 	char err[PATH_MAX + 256] = "";
+	struct selftest_report report;
 	struct accel a = { 0 };
 	struct agent_maps m;
 	int lock_fd = -1, other = 0, n = 0, i, rc = EXIT_RUNTIME;
@@ -193,7 +195,32 @@ int cmd_run(const struct run_opts *o)
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	if (accel_load(&a, &o->ports, o->pin) || accel_attach_msg(&a))
+	/* Check this kernel's redirect path before trusting it with nginx's
+	 * bytes; a failure that can corrupt data keeps the data plane paused. */
+	if (selftest_run(mnt, &report) == 0) {
+		for (i = 0; i < SELFTEST_CHECKS; i++) {
+			struct selftest_line *l = &info.selftest[info.n_selftest++];
+			const struct selftest_check *c = &report.checks[i];
+
+			snprintf(l->name, sizeof(l->name), "%s", c->name);
+			snprintf(l->result, sizeof(l->result), "%s", selftest_result_name(c->result));
+			snprintf(l->detail, sizeof(l->detail), "%s",
+				 c->result == ST_FAIL && c->detail[0] ? c->detail : c->what);
+			if (c->result == ST_FAIL)
+				pr_warn("selftest %s: %s (%s)\n", c->name, l->detail,
+					c->critical ? "critical: acceleration disabled"
+						    : "reported, not critical");
+		}
+		info.selftest_blocked = report.critical_failure;
+	} else {
+		pr_warn("selftest could not run; accelerating without it\n");
+	}
+
+	if (accel_load(&a, &o->ports, o->pin))
+		goto out;
+	if (info.selftest_blocked && config_pause_fd(bpf_map__fd(a.skel->maps.accel_config)))
+		goto out;
+	if (accel_attach_msg(&a))
 		goto out;
 	for (i = 0; i < n; i++) {
 		if (accel_attach_cgroup(&a, &targets[i], err, sizeof(err))) {
@@ -213,8 +240,9 @@ int cmd_run(const struct run_opts *o)
 	if (state_write(&info, &m))
 		pr_warn("writing %s/agent.state failed: status will not find this agent\n", RUN_DIR);
 
-	printf("ready: attached to %d cgroup%s%s\n", a.n_targets, a.n_targets == 1 ? "" : "s",
-	       o->pin ? " (pinned)" : "");
+	printf("ready: attached to %d cgroup%s%s%s\n", a.n_targets, a.n_targets == 1 ? "" : "s",
+	       o->pin ? " (pinned)" : "",
+	       info.selftest_blocked ? ", NOT accelerating: kernel self-test failed" : "");
 	for (i = 0; i < a.n_targets; i++)
 		printf("  %s (%s)\n", a.targets[i].path, a.targets[i].reason);
 	fflush(stdout);
@@ -281,6 +309,37 @@ int cmd_pause(bool paused)
 	printf(paused ? "paused: new sends go through TCP; each connection that sends stays on TCP\n"
 		      : "resumed: new connections are redirected again\n");
 	return 0;
+}
+
+int cmd_selftest(void)
+{
+	struct selftest_report r;
+	char mnt[PATH_MAX];
+	int ret;
+
+	if (geteuid() != 0) {
+		pr_warn("selftest loads BPF programs and needs root: try sudo ngx-sockmap selftest\n");
+		return EXIT_RUNTIME;
+	}
+	if (cg2_mount(mnt, sizeof(mnt))) {
+		pr_warn("cgroup v2 is not mounted: mount -t cgroup2 none /sys/fs/cgroup\n");
+		return EXIT_RUNTIME;
+	}
+	ret = selftest_run(mnt, &r);
+	if (ret) {
+		pr_warn("selftest could not run: %s\n", strerror(-ret));
+		return EXIT_RUNTIME;
+	}
+	printf("kernel self-test of the redirect path (private cgroup, loopback):\n");
+	selftest_print(stdout, &r);
+	if (r.critical_failure)
+		printf("result: CRITICAL failure: 'run' will not accelerate on this kernel\n");
+	else if (r.failures)
+		printf("result: usable; %d non-critical issue%s reported above\n", r.failures,
+		       r.failures == 1 ? "" : "s");
+	else
+		printf("result: all checks passed\n");
+	return r.critical_failure ? EXIT_RUNTIME : 0;
 }
 
 int cmd_detach(void)

@@ -72,7 +72,11 @@ int state_write(const struct agent_info *info, const struct agent_maps *m)
 	f = fopen(STATE_FILE ".tmp", "w");
 	if (!f)
 		return -errno;
-	fprintf(f, "pid %d\npinned %d\n", info->pid, info->pinned);
+	fprintf(f, "pid %d\npinned %d\nselftest_blocked %d\n", info->pid, info->pinned,
+		info->selftest_blocked);
+	for (i = 0; i < info->n_selftest; i++)
+		fprintf(f, "selftest %s %s %s\n", info->selftest[i].name, info->selftest[i].result,
+			info->selftest[i].detail);
 	for (i = 0; i < 4; i++)
 		fprintf(f, "map %s %u\n", map_names[i], map_id(*map_slot(&copy, i)));
 	for (i = 0; i < info->n_cgroups; i++)
@@ -124,6 +128,18 @@ static int open_live(struct agent_maps *m, struct agent_info *info)
 			continue;
 		if (sscanf(line, "pinned %d", &i) == 1) {
 			info->pinned = i;
+			continue;
+		}
+		if (sscanf(line, "selftest_blocked %d", &i) == 1) {
+			info->selftest_blocked = i;
+			continue;
+		}
+		if (!strncmp(line, "selftest ", 9) && info->n_selftest < 8) {
+			struct selftest_line *l = &info->selftest[info->n_selftest];
+
+			l->detail[0] = 0;
+			if (sscanf(line + 9, "%23s %7s %95[^\n]", l->name, l->result, l->detail) >= 2)
+				info->n_selftest++;
 			continue;
 		}
 		if (sscanf(line, "map %31s %u", name, &id) == 2) {

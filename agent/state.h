@@ -21,11 +21,20 @@ struct agent_maps {
 	int endpoints_fd;
 };
 
+struct selftest_line {
+	char name[24];
+	char result[8];       /* pass, FAIL, skip */
+	char detail[96];
+};
+
 struct agent_info {
 	int pid;              /* 0: no live agent (pinned state only) */
 	bool pinned;
+	bool selftest_blocked; /* a critical self-test failed: kept paused */
 	struct cg_target cgroups[64];
 	int n_cgroups;
+	struct selftest_line selftest[8];
+	int n_selftest;
 };
 
 /* Take the single-agent lock.  Returns the lock fd, or -EBUSY with the

@@ -74,6 +74,13 @@ int config_set_paused(const struct agent_maps *m, bool paused)
 	return bpf_map_update_elem(m->config_fd, &zero, &cfg, BPF_ANY) ? -errno : 0;
 }
 
+int config_pause_fd(int config_fd)
+{
+	struct agent_maps m = { .config_fd = config_fd };
+
+	return config_set_paused(&m, true);
+}
+
 static unsigned long long gauge(__u64 added, __u64 removed)
 {
 	return added > removed ? added - removed : 0;
@@ -122,6 +129,12 @@ void stats_print_text(FILE *out, const struct stats_snapshot *s, const struct ag
 	if (s->sock_hash_entries >= 0)
 		fprintf(out, "maps        sock_hash %ld, endpoints %ld entries\n", s->sock_hash_entries,
 			s->endpoint_entries);
+	if (info->n_selftest)
+		fprintf(out, "selftest    %s\n", info->selftest_blocked
+			? "CRITICAL FAILURE: acceleration disabled (kept paused)" : "run at start-up");
+	for (i = 0; i < info->n_selftest; i++)
+		fprintf(out, "  %-4s %-18s %s\n", info->selftest[i].result, info->selftest[i].name,
+			info->selftest[i].detail);
 }
 
 static void json_str(FILE *out, const char *s)
@@ -160,6 +173,16 @@ void stats_print_json(FILE *out, const struct stats_snapshot *s, const struct ag
 			(unsigned long long)a->fallbacks[i]);
 	fprintf(out, "},\"maps\":{\"sock_hash\":%ld,\"endpoints\":%ld},", s->sock_hash_entries,
 		s->endpoint_entries);
+	fprintf(out, "\"selftest\":{\"blocked\":%s,\"checks\":{",
+		info->selftest_blocked ? "true" : "false");
+	for (i = 0; i < info->n_selftest; i++) {
+		fprintf(out, "%s\"%s\":{\"result\":", i ? "," : "", info->selftest[i].name);
+		json_str(out, info->selftest[i].result[0] == 'F' ? "fail" : info->selftest[i].result);
+		fprintf(out, ",\"detail\":");
+		json_str(out, info->selftest[i].detail);
+		fputc('}', out);
+	}
+	fprintf(out, "}},");
 	fprintf(out, "\"cgroups\":[");
 	for (i = 0; i < info->n_cgroups; i++) {
 		fprintf(out, "%s{\"path\":", i ? "," : "");

@@ -21,5 +21,6 @@ int stats_read(const struct agent_maps *m, struct stats_snapshot *s);
 void stats_print_text(FILE *out, const struct stats_snapshot *s, const struct agent_info *info);
 void stats_print_json(FILE *out, const struct stats_snapshot *s, const struct agent_info *info);
 int config_set_paused(const struct agent_maps *m, bool paused);
+int config_pause_fd(int config_fd);
 
 #endif

@@ -20,6 +20,7 @@
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
 #include "accel.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -141,14 +142,45 @@ static __always_inline int key_from_sockops(struct sock_key *k, struct bpf_sock_
 	return 0;
 }
 
+/* sk_user_data carries flag bits below the psock pointer
+ * (include/net/sock.h, SK_USER_DATA_NOCOPY | _BPF | _PSOCK). */
+#define SK_USER_DATA_PSOCK_BIT 4ULL
+#define SK_USER_DATA_FLAGS     7ULL
+
+/*
+ * Our psock address and receive buffer, for the peer's slow-reader check.
+ * sk_msg can't look a peer socket up (no bpf_sk_release for that program
+ * type), so each end hands the other the address of its psock, and the
+ * sender reads psock->msg_tot_len (the kernel's count of unread
+ * redirected bytes, the one FIONREAD reports) with bpf_probe_read_kernel,
+ * which never faults.  A read after the peer closed may see garbage; its
+ * worst effect is a fall-back to TCP, which is always safe, and the
+ * redirect itself fails then anyway (the peer's cookie is gone).
+ * Returns 0 when this kernel's psock has no msg_tot_len: no bound.
+ */
+static __always_inline __u64 own_psock(struct bpf_sock *sk, __u32 *rcvbuf)
+{
+	struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
+	__u64 ud;
+
+	*rcvbuf = 0;
+	if (!tp || !bpf_core_field_exists(struct sk_psock, msg_tot_len))
+		return 0;
+	ud = (__u64)BPF_CORE_READ(tp, inet_conn.icsk_inet.sk.sk_user_data);
+	*rcvbuf = BPF_CORE_READ(tp, inet_conn.icsk_inet.sk.sk_rcvbuf);
+	if (!(ud & SK_USER_DATA_PSOCK_BIT))
+		return 0;
+	return ud & ~SK_USER_DATA_FLAGS;
+}
+
 static __always_inline void track_established(struct bpf_sock_ops *skops)
 {
 	struct sock_key key = {}, rkey = {};
 	struct endpoint *e, ne = {};
 	struct sock_state *st;
 	struct bpf_sock *sk;
-	__u32 snd, rcv;
-	__u64 cookie;
+	__u32 snd, rcv, rcvbuf;
+	__u64 cookie, psock;
 	long err;
 
 	sk = skops->sk;
@@ -186,6 +218,8 @@ static __always_inline void track_established(struct bpf_sock_ops *skops)
 	 * close to release our endpoint entry and keep the gauges right. */
 	bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags |
 					 BPF_SOCK_OPS_STATE_CB_FLAG);
+	/* After the insert: sock_map_link() has set up our psock. */
+	psock = own_psock(sk, &rcvbuf);
 
 	/* snd_nxt/rcv_nxt here are ISN + 1 for both ends: the active end runs
 	 * this from tcp_finish_connect() before it sends the final ACK, the
@@ -202,8 +236,14 @@ static __always_inline void track_established(struct bpf_sock_ops *skops)
 			return;
 		}
 		if (e->snd_isn == rcv && e->rcv_isn == snd &&
-		    __sync_val_compare_and_swap(&e->peer_cookie, 0, cookie) == 0) {
+		    __sync_val_compare_and_swap(&e->claimed, 0, 1) == 0) {
+			e->peer_psock = psock;
+			e->peer_rcvbuf = rcvbuf;
+			/* publish last; a fetching atomic is fully ordered */
+			__sync_lock_test_and_set(&e->peer_cookie, cookie);
 			st->peer_cookie = e->cookie;
+			st->peer_psock = e->psock;
+			st->peer_rcvbuf = e->rcvbuf;
 			st->flags |= SS_PAIRED;
 			STAT_ADD(pairs, 1);
 			return;
@@ -213,6 +253,8 @@ static __always_inline void track_established(struct bpf_sock_ops *skops)
 	}
 
 	ne.cookie = cookie;
+	ne.psock = psock;
+	ne.rcvbuf = rcvbuf;
 	ne.snd_isn = snd;
 	ne.rcv_isn = rcv;
 	err = bpf_map_update_elem(&endpoints, &key, &ne, BPF_NOEXIST);
@@ -314,9 +356,33 @@ static __always_inline int adopt_peer(struct sk_msg_md *msg, struct sock_state *
 	if (!e->peer_cookie)
 		return (e->flags & EP_AMBIGUOUS) ? FB_AMBIGUOUS : FB_NO_PEER;
 	st->peer_cookie = e->peer_cookie;
+	st->peer_psock = e->peer_psock;
+	st->peer_rcvbuf = e->peer_rcvbuf;
 	st->flags = (st->flags & ~SS_ENDPOINT) | SS_PAIRED;
 	bpf_map_delete_elem(&endpoints, &key);
 	return FB__MAX;
+}
+
+/*
+ * Redirected bytes bypass the receiver's buffer accounting: bpf_tcp_ingress()
+ * (net/ipv4/tcp_bpf.c) charges them with sk_wmem_schedule(), which only the
+ * global tcp_mem limit stops.  So we bound them ourselves: a direction whose
+ * reader already has unread redirected bytes and would go past its
+ * sk_rcvbuf falls back to TCP for good, where the receive window pushes
+ * back.  Unread redirected bytes per reader stay below
+ * max(sk_rcvbuf, one message); a message is at most the sender's send
+ * buffer (tcp_bpf_sendmsg copies at most what sk_stream_memory_free allows).
+ */
+static __always_inline int peer_backlogged(const struct sock_state *st, __u32 size)
+{
+	__u32 queued = 0;
+
+	if (!st->peer_psock)
+		return 0;
+	bpf_probe_read_kernel(&queued, sizeof(queued),
+			      (void *)(st->peer_psock +
+				       bpf_core_field_offset(struct sk_psock, msg_tot_len)));
+	return queued && (__u64)queued + size > st->peer_rcvbuf;
 }
 
 SEC("sk_msg")
@@ -349,6 +415,8 @@ int msg_redirect(struct sk_msg_md *msg)
 		if (why != FB__MAX)
 			return fall_back(st, why, size);
 	}
+	if (peer_backlogged(st, size))
+		return fall_back(st, FB_SLOW_READER, size);
 	peer = st->peer_cookie;
 	/* On a missing key the helper returns SK_DROP and sets no redirect;
 	 * we must still return SK_PASS, or sendmsg fails with EACCES

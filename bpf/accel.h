@@ -48,9 +48,11 @@ enum sock_state_flags {
 
 struct sock_state {
 	__u64 peer_cookie;       /* socket cookie of the peer (sock_hash key) */
+	__u64 peer_psock;        /* address of the peer's struct sk_psock, only
+				  * ever read with bpf_probe_read_kernel() */
 	__u64 redirected_bytes;  /* bytes we redirected: ss -ti won't show them */
+	__u32 peer_rcvbuf;       /* slow-reader bound: peer's sk_rcvbuf */
 	__u32 flags;             /* enum sock_state_flags */
-	__u32 _pad;
 };
 
 /*
@@ -63,11 +65,20 @@ enum endpoint_flags {
 };
 
 struct endpoint {
+	/* written by the owner at registration */
 	__u64 cookie;      /* owner's socket cookie */
-	__u64 peer_cookie; /* set once, by the claiming peer (cmpxchg 0 -> cookie) */
+	__u64 psock;       /* owner's psock address (slow-reader check) */
 	__u32 snd_isn;     /* owner's snd_nxt at ESTABLISHED (its ISN + 1) */
 	__u32 rcv_isn;     /* owner's rcv_nxt at ESTABLISHED (peer's ISN + 1) */
+	__u32 rcvbuf;      /* owner's sk_rcvbuf at ESTABLISHED */
 	__u32 flags;       /* enum endpoint_flags */
+	/* written by the one claimer: claimed 0 -> 1 by cmpxchg, then the
+	 * peer_* fields, then peer_cookie is published with an atomic xchg
+	 * (ordered after them); the owner adopts once peer_cookie != 0. */
+	__u64 claimed;
+	__u64 peer_cookie;
+	__u64 peer_psock;
+	__u32 peer_rcvbuf;
 	__u32 _pad;
 };
 
