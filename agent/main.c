@@ -33,7 +33,7 @@ static const char top_doc[] =
 
 /* ---- run ---- */
 
-enum { OPT_PID_FILE = 1000, OPT_PORTS, OPT_PIN };
+enum { OPT_PID_FILE = 1000, OPT_PORTS, OPT_PIN, OPT_NO_FOLLOW };
 
 static const struct argp_option run_options[] = {
 	{ "cgroup", 'c', "PATH", 0,
@@ -48,6 +48,9 @@ static const struct argp_option run_options[] = {
 	{ "pin", OPT_PIN, NULL, 0,
 	  "keep the data plane attached after the agent exits (pinned in /sys/fs/bpf/ngx-sockmap); "
 	  "a later 'run --pin' adopts it, 'detach' removes it", 0 },
+	{ "no-follow", OPT_NO_FOLLOW, NULL, 0,
+	  "attach only to the named cgroups; by default the cgroups of local processes "
+	  "connected to them (upstreams, local clients) are followed and attached too", 0 },
 	{ "verbose", 'v', NULL, 0, "more output: -v progress, -vv libbpf debug", 0 },
 	{ 0 },
 };
@@ -59,6 +62,10 @@ static const char run_doc[] =
 	"Sockets in the named cgroups are tracked; a send is redirected to the peer "
 	"socket only when both ends are tracked on this host and proven to be the two "
 	"ends of one connection. Everything else uses TCP, unchanged.\n"
+	"\n"
+	"Local peers are followed: every 2 s the agent looks (sock_diag) for local "
+	"processes connected to the tracked cgroups and attaches to their cgroups "
+	"too (never the root cgroup); new connections with them are accelerated.\n"
 	"\n"
 	"Without --pin nothing stays attached after exit: connections opened while "
 	"the agent ran keep their acceleration until they close, new ones use TCP.\n"
@@ -99,6 +106,9 @@ static error_t run_parse(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_PIN:
 		o->pin = true;
+		break;
+	case OPT_NO_FOLLOW:
+		o->follow = false;
 		break;
 	case 'v':
 		log_verbosity++;
@@ -193,7 +203,7 @@ static void top_usage(FILE *out)
 
 int main(int argc, char **argv)
 {
-	static struct run_opts run = { .ports.all = true };
+	static struct run_opts run = { .ports.all = true, .follow = true };
 	struct simple_opts simple = { 0 };
 	const struct command *cmd = NULL;
 	char prog[64];

@@ -21,6 +21,7 @@ struct run_opts {
 	const char *pid_file;
 	struct port_set ports;
 	bool pin;
+	bool follow;            /* attach to local peers' cgroups too */
 };
 
 /* "80,443,8000-8100" -> set.  Ports 1..65535; ranges inclusive.  Returns 0,

@@ -13,6 +13,7 @@
 #include "accel.skel.h"
 #include "commands.h"
 #include "dataplane.h"
+#include "follow.h"
 #include "log.h"
 #include "selftest.h"
 #include "state.h"
@@ -95,13 +96,61 @@ static void log_summary(const struct accel *a)
 		(unsigned long long)s.sum.redirected_bytes, (unsigned long long)s.sum.tcp_msgs);
 }
 
-/* One epoll loop: signals, and a timer for -v progress lines. */
-static int serve(const struct accel *a)
+struct run_ctx {
+	const struct run_opts *o;
+	struct accel a;
+	struct agent_info info;
+	struct agent_maps maps;
+	char mnt[PATH_MAX];
+};
+
+static void publish_state(struct run_ctx *c)
 {
-	struct itimerspec every = { .it_interval = { 10, 0 }, .it_value = { 10, 0 } };
+	c->info.n_cgroups = c->a.n_targets;
+	memcpy(c->info.cgroups, c->a.targets, sizeof(c->a.targets[0]) * c->a.n_targets);
+	if (state_write(&c->info, &c->maps))
+		pr_warn("writing %s/agent.state failed: status will not find this agent\n", RUN_DIR);
+}
+
+/* Attach to the cgroups of local peers of what we track (--no-follow: off). */
+static void follow_peers(struct run_ctx *c)
+{
+	struct follow_candidate cand[16];
+	char err[PATH_MAX + 256];
+	int n, i, added = 0;
+
+	n = follow_scan(c->mnt, c->a.targets, c->a.n_targets, &c->o->ports, cand, 16);
+	if (n < 0) {
+		pr_debug("follow: scan failed: %s\n", strerror(-n));
+		return;
+	}
+	for (i = 0; i < n && c->a.n_targets < MAX_TARGETS; i++) {
+		if (accel_attach_cgroup(&c->a, &cand[i].target, err, sizeof(err))) {
+			pr_warn("follow: %s\n", err);
+			continue;
+		}
+		printf("following %s (%s)\n", cand[i].target.path, cand[i].target.reason);
+		added++;
+	}
+	if (added) {
+		fflush(stdout);
+		publish_state(c);
+	}
+}
+
+#define FOLLOW_EVERY_SEC 2
+#define SUMMARY_EVERY_SEC 10
+
+/* One epoll loop: signals, the follow timer, a timer for -v progress. */
+static int serve(struct run_ctx *c)
+{
+	struct itimerspec follow_every = { .it_interval = { FOLLOW_EVERY_SEC, 0 },
+					   .it_value = { 0, 1 } };
+	struct itimerspec summary_every = { .it_interval = { SUMMARY_EVERY_SEC, 0 },
+					    .it_value = { SUMMARY_EVERY_SEC, 0 } };
 	struct epoll_event ev = { .events = EPOLLIN }, got;
+	int ep, sfd, tfd = -1, ffd = -1, ret = 0;
 	struct signalfd_siginfo si;
-	int ep, sfd, tfd = -1, ret = 0;
 	uint64_t ticks;
 	sigset_t mask;
 
@@ -117,9 +166,16 @@ static int serve(const struct accel *a)
 	epoll_ctl(ep, EPOLL_CTL_ADD, sfd, &ev);
 	if (log_verbosity >= LOG_INFO) {
 		tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
-		if (tfd >= 0 && !timerfd_settime(tfd, 0, &every, NULL)) {
+		if (tfd >= 0 && !timerfd_settime(tfd, 0, &summary_every, NULL)) {
 			ev.data.fd = tfd;
 			epoll_ctl(ep, EPOLL_CTL_ADD, tfd, &ev);
+		}
+	}
+	if (c->o->follow) {
+		ffd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+		if (ffd >= 0 && !timerfd_settime(ffd, 0, &follow_every, NULL)) {
+			ev.data.fd = ffd;
+			epoll_ctl(ep, EPOLL_CTL_ADD, ffd, &ev);
 		}
 	}
 	for (;;) {
@@ -131,7 +187,12 @@ static int serve(const struct accel *a)
 		}
 		if (got.data.fd == tfd) {
 			if (read(tfd, &ticks, sizeof(ticks)) > 0)
-				log_summary(a);
+				log_summary(&c->a);
+			continue;
+		}
+		if (got.data.fd == ffd) {
+			if (read(ffd, &ticks, sizeof(ticks)) > 0)
+				follow_peers(c);
 			continue;
 		}
 		if (read(sfd, &si, sizeof(si)) == sizeof(si)) {
@@ -143,30 +204,31 @@ static int serve(const struct accel *a)
 	close(sfd);
 	if (tfd >= 0)
 		close(tfd);
+	if (ffd >= 0)
+		close(ffd);
 	return ret;
 }
 
 int cmd_run(const struct run_opts *o)
 {
+	static struct run_ctx ctx; /* big: keep it off the stack */
 	struct cg_target targets[MAX_TARGETS];
-	struct agent_info info = { 0 };
-	char err[PATH_MAX + 256] = "";
 	struct selftest_report report;
-	struct accel a = { 0 };
-	struct agent_maps m;
+	char err[PATH_MAX + 256] = "";
+	struct run_ctx *c = &ctx;
 	int lock_fd = -1, other = 0, n = 0, i, rc = EXIT_RUNTIME;
-	char mnt[PATH_MAX];
 	sigset_t mask;
 
+	c->o = o;
 	if (geteuid() != 0) {
 		pr_warn("run needs root (CAP_BPF, CAP_NET_ADMIN, CAP_SYS_ADMIN): try sudo ngx-sockmap run\n");
 		return EXIT_RUNTIME;
 	}
-	if (cg2_mount(mnt, sizeof(mnt))) {
+	if (cg2_mount(c->mnt, sizeof(c->mnt))) {
 		pr_warn("cgroup v2 is not mounted: mount -t cgroup2 none /sys/fs/cgroup\n");
 		return EXIT_RUNTIME;
 	}
-	if (resolve_targets(o, mnt, targets, &n))
+	if (resolve_targets(o, c->mnt, targets, &n))
 		return EXIT_RUNTIME;
 	if (accel_probe_kernel(err, sizeof(err))) {
 		pr_warn("%s\n", err);
@@ -197,59 +259,56 @@ int cmd_run(const struct run_opts *o)
 
 	/* Check this kernel's redirect path before trusting it with nginx's
 	 * bytes; a failure that can corrupt data keeps the data plane paused. */
-	if (selftest_run(mnt, &report) == 0) {
+	if (selftest_run(c->mnt, &report) == 0) {
 		for (i = 0; i < SELFTEST_CHECKS; i++) {
-			struct selftest_line *l = &info.selftest[info.n_selftest++];
-			const struct selftest_check *c = &report.checks[i];
+			struct selftest_line *l = &c->info.selftest[c->info.n_selftest++];
+			const struct selftest_check *ck = &report.checks[i];
 
-			snprintf(l->name, sizeof(l->name), "%s", c->name);
-			snprintf(l->result, sizeof(l->result), "%s", selftest_result_name(c->result));
+			snprintf(l->name, sizeof(l->name), "%s", ck->name);
+			snprintf(l->result, sizeof(l->result), "%s", selftest_result_name(ck->result));
 			snprintf(l->detail, sizeof(l->detail), "%s",
-				 c->result == ST_FAIL && c->detail[0] ? c->detail : c->what);
-			if (c->result == ST_FAIL)
-				pr_warn("selftest %s: %s (%s)\n", c->name, l->detail,
-					c->critical ? "critical: acceleration disabled"
-						    : "reported, not critical");
+				 ck->result == ST_FAIL && ck->detail[0] ? ck->detail : ck->what);
+			if (ck->result == ST_FAIL)
+				pr_warn("selftest %s: %s (%s)\n", ck->name, l->detail,
+					ck->critical ? "critical: acceleration disabled"
+						     : "reported, not critical");
 		}
-		info.selftest_blocked = report.critical_failure;
+		c->info.selftest_blocked = report.critical_failure;
 	} else {
 		pr_warn("selftest could not run; accelerating without it\n");
 	}
 
-	if (accel_load(&a, &o->ports, o->pin))
+	if (accel_load(&c->a, &o->ports, o->pin))
 		goto out;
-	if (info.selftest_blocked && config_pause_fd(bpf_map__fd(a.skel->maps.accel_config)))
+	if (c->info.selftest_blocked && config_pause_fd(bpf_map__fd(c->a.skel->maps.accel_config)))
 		goto out;
-	if (accel_attach_msg(&a))
+	if (accel_attach_msg(&c->a))
 		goto out;
 	for (i = 0; i < n; i++) {
-		if (accel_attach_cgroup(&a, &targets[i], err, sizeof(err))) {
+		if (accel_attach_cgroup(&c->a, &targets[i], err, sizeof(err))) {
 			pr_warn("%s\n", err);
 			goto out;
 		}
 	}
 
-	info.pid = getpid();
-	info.pinned = o->pin;
-	info.n_cgroups = a.n_targets;
-	memcpy(info.cgroups, a.targets, sizeof(a.targets[0]) * a.n_targets);
-	m.stats_fd = bpf_map__fd(a.skel->maps.accel_stats);
-	m.config_fd = bpf_map__fd(a.skel->maps.accel_config);
-	m.sock_hash_fd = bpf_map__fd(a.skel->maps.sock_hash);
-	m.endpoints_fd = bpf_map__fd(a.skel->maps.endpoints);
-	if (state_write(&info, &m))
-		pr_warn("writing %s/agent.state failed: status will not find this agent\n", RUN_DIR);
+	c->info.pid = getpid();
+	c->info.pinned = o->pin;
+	c->maps.stats_fd = bpf_map__fd(c->a.skel->maps.accel_stats);
+	c->maps.config_fd = bpf_map__fd(c->a.skel->maps.accel_config);
+	c->maps.sock_hash_fd = bpf_map__fd(c->a.skel->maps.sock_hash);
+	c->maps.endpoints_fd = bpf_map__fd(c->a.skel->maps.endpoints);
+	publish_state(c);
 
-	printf("ready: attached to %d cgroup%s%s%s\n", a.n_targets, a.n_targets == 1 ? "" : "s",
-	       o->pin ? " (pinned)" : "",
-	       info.selftest_blocked ? ", NOT accelerating: kernel self-test failed" : "");
-	for (i = 0; i < a.n_targets; i++)
-		printf("  %s (%s)\n", a.targets[i].path, a.targets[i].reason);
+	printf("ready: attached to %d cgroup%s%s%s\n", c->a.n_targets,
+	       c->a.n_targets == 1 ? "" : "s", o->pin ? " (pinned)" : "",
+	       c->info.selftest_blocked ? ", NOT accelerating: kernel self-test failed" : "");
+	for (i = 0; i < c->a.n_targets; i++)
+		printf("  %s (%s)\n", c->a.targets[i].path, c->a.targets[i].reason);
 	fflush(stdout);
 
-	rc = serve(&a) ? EXIT_RUNTIME : 0;
+	rc = serve(c) ? EXIT_RUNTIME : 0;
 out:
-	accel_destroy(&a);
+	accel_destroy(&c->a);
 	state_remove(lock_fd);
 	if (o->pin && rc == 0)
 		pr_info("data plane stays pinned in %s; remove with 'ngx-sockmap detach'\n", PIN_DIR);

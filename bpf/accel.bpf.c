@@ -206,6 +206,9 @@ static __always_inline void track_established(struct bpf_sock_ops *skops)
 		STAT_ADD(fallbacks[FB_NO_ROOM], 1);
 		return;
 	}
+	/* An ancestor and a descendant cgroup both attached run us twice. */
+	if (st->flags & SS_TRACKED)
+		return;
 	cookie = bpf_get_socket_cookie(skops);
 	/* bpf_sock_hash_update is only allowed from the ESTABLISHED and
 	 * LISTEN callbacks (net/core/sock_map.c, sock_map_op_okay). */
@@ -213,6 +216,7 @@ static __always_inline void track_established(struct bpf_sock_ops *skops)
 		STAT_ADD(fallbacks[FB_NO_ROOM], 1);
 		return;
 	}
+	st->flags |= SS_TRACKED;
 	STAT_ADD(sockets_added, 1);
 	/* The kernel drops the sock_hash entry itself at close; we want the
 	 * close to release our endpoint entry and keep the gauges right. */

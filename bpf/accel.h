@@ -44,6 +44,8 @@ enum sock_state_flags {
 	SS_ENDPOINT  = 1 << 1, /* we own an entry in the endpoints map */
 	SS_PAIRED    = 1 << 2, /* peer_cookie is the other end of our connection */
 	SS_AMBIGUOUS = 1 << 3, /* our key collided: never pair */
+	SS_TRACKED   = 1 << 4, /* in sock_hash (sock_ops may run once per
+				* attached ancestor cgroup: act once) */
 };
 
 struct sock_state {

@@ -74,10 +74,15 @@ ns_make() {
 	echo "$n"
 }
 
-# agent_start ARGS... : start `ngx-sockmap run ARGS`, wait for "ready"
+# agent_start ARGS... : start `ngx-sockmap run ARGS`, wait for "ready".
+# Tests attach exactly what they name (--no-follow) unless AGENT_FOLLOW=1:
+# following peers' cgroups is tested on its own (follow_peers_*.sh).
 AGENT_PID=
+AGENT_FOLLOW=${AGENT_FOLLOW:-0}
 agent_start() {
-	"$AGENT" run "$@" >"$TMP/agent.out" 2>"$TMP/agent.err" &
+	local follow=()
+	[ "$AGENT_FOLLOW" = 1 ] || follow=(--no-follow)
+	"$AGENT" run "${follow[@]}" "$@" >"$TMP/agent.out" 2>"$TMP/agent.err" &
 	AGENT_PID=$!
 	on_exit "agent_stop"
 	local i
