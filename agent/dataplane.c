@@ -69,8 +69,10 @@ bool accel_pinned_exists(void)
 	return access(PIN_DIR, F_OK) == 0;
 }
 
-int accel_load(struct accel *a, const struct port_set *ports, bool pin)
+int accel_load(struct accel *a, const struct run_opts *o)
 {
+	const struct port_set *ports = &o->ports;
+	bool pin = o->pin;
 	struct bpf_map *map;
 	char path[PATH_MAX];
 	int err;
@@ -82,6 +84,7 @@ int accel_load(struct accel *a, const struct port_set *ports, bool pin)
 	}
 	a->skel->rodata->ports_all = ports->all;
 	memcpy((void *)a->skel->rodata->port_bits, ports->bits, sizeof(ports->bits));
+	a->skel->rodata->short_conn_msgs = o->short_conn_msgs;
 
 	if (pin) {
 		err = ensure_bpffs();

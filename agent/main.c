@@ -33,7 +33,7 @@ static const char top_doc[] =
 
 /* ---- run ---- */
 
-enum { OPT_PID_FILE = 1000, OPT_PORTS, OPT_PIN, OPT_NO_FOLLOW };
+enum { OPT_PID_FILE = 1000, OPT_PORTS, OPT_PIN, OPT_NO_FOLLOW, OPT_SHORT_CONN };
 
 static const struct argp_option run_options[] = {
 	{ "cgroup", 'c', "PATH", 0,
@@ -51,6 +51,10 @@ static const struct argp_option run_options[] = {
 	{ "no-follow", OPT_NO_FOLLOW, NULL, 0,
 	  "attach only to the named cgroups; by default the cgroups of local processes "
 	  "connected to them (upstreams, local clients) are followed and attached too", 0 },
+	{ "short-conn", OPT_SHORT_CONN, "MSGS", 0,
+	  "don't track new connections on a server port whose connections average fewer "
+	  "than MSGS sends per socket (learned; 1 in 16 still sampled). Default 4; "
+	  "0 tracks every connection", 0 },
 	{ "verbose", 'v', NULL, 0, "more output: -v progress, -vv libbpf debug", 0 },
 	{ 0 },
 };
@@ -110,6 +114,16 @@ static error_t run_parse(int key, char *arg, struct argp_state *state)
 	case OPT_NO_FOLLOW:
 		o->follow = false;
 		break;
+	case OPT_SHORT_CONN: {
+		char *end;
+		unsigned long v = strtoul(arg, &end, 10);
+
+		if (!*arg || *end || v > 1000000)
+			argp_error(state, "--short-conn: '%s' is not a count of messages (0-1000000)",
+				   arg);
+		o->short_conn_msgs = v;
+		break;
+	}
 	case 'v':
 		log_verbosity++;
 		break;
@@ -203,7 +217,7 @@ static void top_usage(FILE *out)
 
 int main(int argc, char **argv)
 {
-	static struct run_opts run = { .ports.all = true, .follow = true };
+	static struct run_opts run = { .ports.all = true, .follow = true, .short_conn_msgs = 4 };
 	struct simple_opts simple = { 0 };
 	const struct command *cmd = NULL;
 	char prog[64];

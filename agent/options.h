@@ -22,6 +22,7 @@ struct run_opts {
 	struct port_set ports;
 	bool pin;
 	bool follow;            /* attach to local peers' cgroups too */
+	unsigned int short_conn_msgs; /* see struct port_profile; 0: off */
 };
 
 /* "80,443,8000-8100" -> set.  Ports 1..65535; ranges inclusive.  Returns 0,

@@ -278,7 +278,7 @@ int cmd_run(const struct run_opts *o)
 		pr_warn("selftest could not run; accelerating without it\n");
 	}
 
-	if (accel_load(&c->a, &o->ports, o->pin))
+	if (accel_load(&c->a, o))
 		goto out;
 	if (c->info.selftest_blocked && config_pause_fd(bpf_map__fd(c->a.skel->maps.accel_config)))
 		goto out;

@@ -16,6 +16,7 @@ const char *const accel_fallback_names[FB__MAX] = {
 	[FB_PAUSED] = "paused",
 	[FB_POLICY] = "policy",
 	[FB_NO_ROOM] = "no_room",
+	[FB_SHORT_LIVED] = "short_lived",
 };
 
 static long count_entries(int fd, size_t key_size)

@@ -28,6 +28,8 @@ char LICENSE[] SEC("license") = "GPL";
 /* Port policy, set by the agent before load (--ports). */
 const volatile __u32 ports_all = 1;
 const volatile __u64 port_bits[65536 / 64];
+/* Skip ports whose connections average fewer sends (0: track all). */
+const volatile __u32 short_conn_msgs = 4;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_SOCKHASH);
@@ -57,6 +59,13 @@ struct {
 	__type(key, __u32);
 	__type(value, struct accel_stats);
 } accel_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct port_profile);
+} port_profiles SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -173,6 +182,38 @@ static __always_inline __u64 own_psock(struct bpf_sock *sk, __u32 *rcvbuf)
 	return ud & ~SK_USER_DATA_FLAGS;
 }
 
+/* Both ends see the same ISN sum, so they agree on which connections
+ * are the 1-in-N sample: an end tracked alone would pay for nothing. */
+static __always_inline int port_is_short_lived(__u16 sport, __u32 isn_sum)
+{
+	__u32 key = sport;
+	struct port_profile *pp;
+
+	if (!short_conn_msgs || isn_sum % SHORT_SAMPLE_EVERY == 0)
+		return 0;
+	pp = bpf_map_lookup_elem(&port_profiles, &key);
+	return pp && pp->samples >= SHORT_MIN_SAMPLES &&
+	       pp->ewma_msgs_x16 < short_conn_msgs * 16;
+}
+
+static __always_inline void port_profile_update(__u16 sport, __u32 msgs)
+{
+	__u32 key = sport, sample;
+	struct port_profile *pp;
+
+	pp = bpf_map_lookup_elem(&port_profiles, &key);
+	if (!pp)
+		return;
+	sample = (msgs > 100000 ? 100000 : msgs) * 16;
+	if (!pp->samples)
+		pp->ewma_msgs_x16 = sample;
+	else
+		pp->ewma_msgs_x16 = pp->ewma_msgs_x16 -
+				    (pp->ewma_msgs_x16 >> SHORT_EWMA_SHIFT) +
+				    (sample >> SHORT_EWMA_SHIFT);
+	pp->samples++;
+}
+
 static __always_inline void track_established(struct bpf_sock_ops *skops)
 {
 	struct sock_key key = {}, rkey = {};
@@ -180,22 +221,38 @@ static __always_inline void track_established(struct bpf_sock_ops *skops)
 	struct sock_state *st;
 	struct bpf_sock *sk;
 	__u32 snd, rcv, rcvbuf;
+	__u16 lport, rport, sport;
 	__u64 cookie, psock;
 	long err;
 
 	sk = skops->sk;
 	if (!sk)
 		return;
-	if (key_from_sockops(&key, skops))
-		return;
-	if (!port_tracked(key.local_port, key.remote_port)) {
+	/* Cheap decisions first, from the context alone: a connection we
+	 * won't track should cost as little as possible. */
+	lport = skops->local_port;
+	rport = sock_key_remote_port(skops->remote_port);
+	if (!port_tracked(lport, rport)) {
 		STAT_ADD(fallbacks[FB_POLICY], 1);
 		return;
 	}
+	sport = skops->op == BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB ? lport : rport;
+	snd = skops->snd_nxt;
+	rcv = skops->rcv_nxt;
+	if (port_is_short_lived(sport, snd + rcv)) {
+		STAT_ADD(fallbacks[FB_SHORT_LIVED], 1);
+		return;
+	}
+	if (key_from_sockops(&key, skops))
+		return;
 	/* Bytes already sent or received through TCP (TCP Fast Open data in
 	 * the SYN): redirecting later bytes could overtake them in the
 	 * reader (tcp_bpf_recvmsg reads ingress_msg before the receive
 	 * queue, net/ipv4/tcp_bpf.c).  Leave such a socket alone. */
+	/* snd_nxt/rcv_nxt (read above) are ISN + 1 for both ends: the active
+	 * end runs this from tcp_finish_connect() before it sends the final
+	 * ACK, the passive end from tcp_rcv_state_process() before it queues
+	 * any data carried by that ACK (net/ipv4/tcp_input.c). */
 	if (skops->data_segs_out || skops->bytes_received) {
 		STAT_ADD(fallbacks[FB_STICKY_TCP], 1);
 		return;
@@ -225,12 +282,7 @@ static __always_inline void track_established(struct bpf_sock_ops *skops)
 	/* After the insert: sock_map_link() has set up our psock. */
 	psock = own_psock(sk, &rcvbuf);
 
-	/* snd_nxt/rcv_nxt here are ISN + 1 for both ends: the active end runs
-	 * this from tcp_finish_connect() before it sends the final ACK, the
-	 * passive end from tcp_rcv_state_process() before it queues any data
-	 * carried by that ACK (net/ipv4/tcp_input.c). */
-	snd = skops->snd_nxt;
-	rcv = skops->rcv_nxt;
+	st->service_port = sport;
 
 	sock_key_reverse(&rkey, &key);
 	e = bpf_map_lookup_elem(&endpoints, &rkey);
@@ -291,6 +343,8 @@ static __always_inline void track_closed(struct bpf_sock_ops *skops)
 	if (!st)
 		return;
 	STAT_ADD(sockets_closed, 1);
+	if (st->flags & SS_TRACKED)
+		port_profile_update(st->service_port, st->msgs);
 	if (st->flags & SS_ENDPOINT) {
 		st->flags &= ~SS_ENDPOINT;
 		if (key_from_sockops(&key, skops))
@@ -406,6 +460,7 @@ int msg_redirect(struct sk_msg_md *msg)
 	st = bpf_sk_storage_get(&sk_state, sk, 0, 0);
 	if (!st)
 		return fall_back(st, FB_NO_ROOM, size);
+	st->msgs++;
 	if (st->flags & SS_TCP) {
 		STAT_ADD(tcp_msgs, 1);
 		STAT_ADD(tcp_bytes, size);

@@ -22,6 +22,7 @@ enum fallback_reason {
 	FB_PAUSED,      /* `ngx-sockmap pause` */
 	FB_POLICY,      /* port policy: socket not tracked at all */
 	FB_NO_ROOM,     /* a map was full */
+	FB_SHORT_LIVED, /* its service port carries short connections: not tracked */
 	FB__MAX,
 };
 
@@ -50,6 +51,9 @@ enum sock_state_flags {
 
 struct sock_state {
 	__u64 peer_cookie;       /* socket cookie of the peer (sock_hash key) */
+	__u32 msgs;              /* sends by this socket (redirected or TCP) */
+	__u16 service_port;      /* the server's port of this connection */
+	__u16 _pad;
 	__u64 peer_psock;        /* address of the peer's struct sk_psock, only
 				  * ever read with bpf_probe_read_kernel() */
 	__u64 redirected_bytes;  /* bytes we redirected: ss -ti won't show them */
@@ -83,6 +87,25 @@ struct endpoint {
 	__u32 peer_rcvbuf;
 	__u32 _pad;
 };
+
+/*
+ * What connections on one service port (the server's port: local port of
+ * the passive end, remote port of the active end) are like: an EWMA of the
+ * messages a socket sends in its life, updated when a tracked socket
+ * closes.  Setting up and tearing down a psock costs more than one
+ * redirected request saves, so new connections on a port whose average is
+ * below short_conn_msgs are not tracked; one in SHORT_SAMPLE_EVERY still
+ * is, so the average follows the traffic.  Updates race (no lock): it is a
+ * heuristic and a lost update only delays it.
+ */
+struct port_profile {
+	__u32 ewma_msgs_x16; /* messages per socket, fixed point x16 */
+	__u32 samples;       /* sockets that fed the average */
+};
+
+#define SHORT_EWMA_SHIFT   3  /* new sample weighs 1/8 */
+#define SHORT_MIN_SAMPLES  32 /* don't judge a port before this many */
+#define SHORT_SAMPLE_EVERY 16 /* keep tracking 1 connection in 16 */
 
 /* Runtime switches the agent writes (array map of one element). */
 struct accel_config {

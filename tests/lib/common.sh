@@ -76,12 +76,15 @@ ns_make() {
 
 # agent_start ARGS... : start `ngx-sockmap run ARGS`, wait for "ready".
 # Tests attach exactly what they name (--no-follow) unless AGENT_FOLLOW=1:
-# following peers' cgroups is tested on its own (follow_peers_*.sh).
+# following peers' cgroups is tested on its own (follow_peers_*.sh).  They
+# also track every connection (--short-conn 0) unless AGENT_SHORT_CONN is
+# set: the short-connection policy has its own test (short_conn_policy.sh).
 AGENT_PID=
 AGENT_FOLLOW=${AGENT_FOLLOW:-0}
+AGENT_SHORT_CONN=${AGENT_SHORT_CONN:-0}
 agent_start() {
-	local follow=()
-	[ "$AGENT_FOLLOW" = 1 ] || follow=(--no-follow)
+	local follow=(--short-conn "$AGENT_SHORT_CONN")
+	[ "$AGENT_FOLLOW" = 1 ] || follow+=(--no-follow)
 	"$AGENT" run "${follow[@]}" "$@" >"$TMP/agent.out" 2>"$TMP/agent.err" &
 	AGENT_PID=$!
 	on_exit "agent_stop"
