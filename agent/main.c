@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* CLI: `ngx-sockmap COMMAND [OPTIONS]`, one argp parser per command. */
 #include <argp.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,31 @@ static const char top_doc[] =
 	"  sudo ngx-sockmap run                   # cgroup of the pid in /run/nginx.pid\n"
 	"  sudo ngx-sockmap run -c system.slice/nginx.service --ports 80,8080\n"
 	"  sudo ngx-sockmap status";
+
+/* One line, exit 2: argp_error() adds a "Try --help" line, and scripts
+ * want the problem on one line. */
+static void __attribute__((noreturn, format(printf, 2, 3)))
+usage_error(const struct argp_state *state, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", state->name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (see: %s --help)\n", state->name);
+	exit(EXIT_USAGE);
+}
+
+/* argp runs with ARGP_NO_ERRS so getopt prints nothing; report the
+ * argument it stopped at ourselves. */
+static void parse_failed(const struct argp_state *state)
+{
+	const char *arg = state->next > 0 && state->next <= state->argc
+				  ? state->argv[state->next - 1] : "?";
+
+	usage_error(state, "unknown option or missing value: '%s'", arg);
+}
 
 /* ---- run ---- */
 
@@ -90,15 +116,15 @@ static error_t run_parse(int key, char *arg, struct argp_state *state)
 	switch (key) {
 	case 'c':
 		if (o->n_cgroups >= MAX_TARGETS)
-			argp_error(state, "too many --cgroup (max %d)", MAX_TARGETS);
+			usage_error(state, "too many --cgroup (max %d)", MAX_TARGETS);
 		o->cgroups[o->n_cgroups++] = arg;
 		break;
 	case 'p':
 		pid = parse_pid(arg);
 		if (pid < 0)
-			argp_error(state, "--nginx-pid: '%s' is not a process id", arg);
+			usage_error(state, "--nginx-pid: '%s' is not a process id", arg);
 		if (o->n_pids >= MAX_TARGETS)
-			argp_error(state, "too many --nginx-pid (max %d)", MAX_TARGETS);
+			usage_error(state, "too many --nginx-pid (max %d)", MAX_TARGETS);
 		o->pids[o->n_pids++] = pid;
 		break;
 	case OPT_PID_FILE:
@@ -106,7 +132,7 @@ static error_t run_parse(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_PORTS:
 		if (parse_ports(arg, &o->ports, err, sizeof(err)))
-			argp_error(state, "--ports: %s", err);
+			usage_error(state, "--ports: %s", err);
 		break;
 	case OPT_PIN:
 		o->pin = true;
@@ -119,7 +145,7 @@ static error_t run_parse(int key, char *arg, struct argp_state *state)
 		unsigned long v = strtoul(arg, &end, 10);
 
 		if (!*arg || *end || v > 1000000)
-			argp_error(state, "--short-conn: '%s' is not a count of messages (0-1000000)",
+			usage_error(state, "--short-conn: '%s' is not a count of messages (0-1000000)",
 				   arg);
 		o->short_conn_msgs = v;
 		break;
@@ -128,7 +154,10 @@ static error_t run_parse(int key, char *arg, struct argp_state *state)
 		log_verbosity++;
 		break;
 	case ARGP_KEY_ARG:
-		argp_error(state, "unexpected argument '%s'", arg);
+		usage_error(state, "unexpected argument '%s'", arg);
+		break;
+	case ARGP_KEY_ERROR:
+		parse_failed(state);
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -165,7 +194,10 @@ static error_t simple_parse(int key, char *arg, struct argp_state *state)
 		log_verbosity++;
 		break;
 	case ARGP_KEY_ARG:
-		argp_error(state, "unexpected argument '%s'", arg);
+		usage_error(state, "unexpected argument '%s'", arg);
+		break;
+	case ARGP_KEY_ERROR:
+		parse_failed(state);
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -251,7 +283,19 @@ int main(int argc, char **argv)
 	argp.options = cmd->options;
 	argp.parser = cmd->parser;
 	argp.doc = cmd->doc;
-	if (argp_parse(&argp, argc - 1, argv + 1, 0, NULL,
+	/* ARGP_NO_ERRS (below) also silences argp's own --help, so answer
+	 * the help options here. */
+	for (i = 2; i < (unsigned int)argc && strcmp(argv[i], "--"); i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-?") || !strcmp(argv[i], "-h")) {
+			argp_help(&argp, stdout, ARGP_HELP_STD_HELP, prog);
+			return 0;
+		}
+		if (!strcmp(argv[i], "--usage")) {
+			argp_help(&argp, stdout, ARGP_HELP_USAGE, prog);
+			return 0;
+		}
+	}
+	if (argp_parse(&argp, argc - 1, argv + 1, ARGP_NO_ERRS, NULL,
 		       cmd->parser == run_parse ? (void *)&run : (void *)&simple))
 		return EXIT_USAGE;
 
