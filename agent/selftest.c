@@ -311,7 +311,17 @@ static void *blocked_reader(void *arg)
 /* Request/response with half-close, as a blocking client does it: the
  * client sends a request and shuts down its write side, blocks reading the
  * answer; the server reads to EOF, answers @data bytes and closes. */
-static int blocked_client_round(size_t data, struct blocked_read *b)
+static void spin_us(unsigned int us)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	while ((t.tv_sec - t0.tv_sec) * 1000000 + (t.tv_nsec - t0.tv_nsec) / 1000 < us);
+}
+
+static int blocked_client_round(size_t data, unsigned int gap_us, struct blocked_read *b)
 {
 	struct timeval tv = { .tv_sec = 2 };
 	char buf[1000] = { 0 };
@@ -327,8 +337,13 @@ static int blocked_client_round(size_t data, struct blocked_read *b)
 	b->fd = cli;
 	if (pthread_create(&th, NULL, blocked_reader, b))
 		goto out;
-	if (read_full(srv, buf, sizeof(buf) + 1) == (ssize_t)sizeof(buf))
+	if (read_full(srv, buf, sizeof(buf) + 1) == (ssize_t)sizeof(buf)) {
+		usleep(50); /* the reader is asleep in recv() by now */
 		send(srv, buf, data, 0);
+		/* The reader wakes for the reply and calls recv() again; the
+		 * FIN lands a sweep of delays later, across that window. */
+		spin_us(gap_us);
+	}
 	close(srv);
 	srv = -1;
 	pthread_join(th, NULL);
@@ -368,18 +383,38 @@ out:
 	return ret;
 }
 
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * The EAGAIN is a race in tcp_bpf_recvmsg() (net/ipv4/tcp_bpf.c): the FIN
+ * lands between the reader's RCV_SHUTDOWN check and tcp_msg_wait_data(),
+ * which then returns "data" while ingress_msg is empty, and the caller
+ * turns that into -EAGAIN.  Seen here in about 0.7% of request/response
+ * rounds with half-close, so the check runs many quick rounds.
+ */
 static void check_blocking_eof(struct selftest_check *c)
 {
 	int rounds = 0, spurious = 0, lost = 0, i;
+	double deadline = now() + 2.0;
 	struct blocked_read b;
+	size_t want;
 
-	for (i = 0; i < 30; i++) {
-		if ((i % 3 == 2 ? blocked_client_round(10, &b) : blocked_round(i % 3 ? 10 : 0, &b)))
+	for (i = 0; i < 1000 && now() < deadline; i++) {
+		/* mostly the client pattern that hits the race; now and then
+		 * a reader that blocked long before the peer's shutdown */
+		want = i % 100 == 1 ? 0 : 10;
+		if (i % 50 == 1 ? blocked_round(want, &b) : blocked_client_round(want, i % 31, &b))
 			continue;
 		rounds++;
 		if (b.eagain)
 			spurious++;
-		if (!b.eof || b.bytes != (i % 3 ? 10u : 0u))
+		if (!b.eof || b.bytes != want)
 			lost++;
 	}
 	if (!rounds) {
@@ -387,10 +422,8 @@ static void check_blocking_eof(struct selftest_check *c)
 		return;
 	}
 	c->result = spurious || lost ? ST_FAIL : ST_PASS;
-	if (c->result == ST_FAIL)
-		snprintf(c->detail, sizeof(c->detail),
-			 "spurious EAGAIN in %d/%d blocking reads to EOF%s", spurious, rounds,
-			 lost ? ", and some never saw EOF" : "");
+	snprintf(c->detail, sizeof(c->detail), "spurious EAGAIN in %d of %d blocking reads to EOF%s",
+		 spurious, rounds, lost ? "; some never saw EOF" : "");
 }
 
 static void child_main(const char *cg_procs, int out_fd)
@@ -572,6 +605,6 @@ void selftest_print(FILE *out, const struct selftest_report *r)
 	for (i = 0; i < SELFTEST_CHECKS; i++) {
 		c = &r->checks[i];
 		fprintf(out, "  %-4s %-18s %s\n", selftest_result_name(c->result), c->name,
-			c->result == ST_FAIL && c->detail[0] ? c->detail : c->what);
+			c->detail[0] ? c->detail : c->what);
 	}
 }
