@@ -10,12 +10,17 @@ TOOLS=$TOP/build/tools
 CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
 TMP=$(mktemp -d /tmp/ngx-sockmap-test.XXXXXX)
 TEST_NAME=$(basename "$0" .sh)
-_cleanups=()
-
-on_exit() { _cleanups=("$*" "${_cleanups[@]}"); }
+# Cleanups go to a file, not a bash array: helpers are usually called as
+# x=$(cg_make ...), in a subshell whose variables die with it.  Run last
+# registered first; a subshell does not inherit the EXIT trap.
+_CLEANUPS=$TMP/.cleanups
+: >"$_CLEANUPS"
+on_exit() { printf '%s\n' "$*" >>"$_CLEANUPS"; }
 _run_cleanups() {
 	local c
-	for c in "${_cleanups[@]}"; do eval "$c" >/dev/null 2>&1; done
+	if [ -f "$_CLEANUPS" ]; then
+		while IFS= read -r c; do eval "$c" >/dev/null 2>&1; done < <(tac "$_CLEANUPS")
+	fi
 	rm -rf "$TMP"
 }
 trap _run_cleanups EXIT
