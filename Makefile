@@ -24,8 +24,10 @@ CFLAGS     += -std=gnu11 -Wall -Wextra -Werror -I$(BUILD) -Ibpf -Iagent \
 	      -DNGX_SOCKMAP_VERSION='"$(VERSION)"'
 LDLIBS     := -lbpf -lelf -lz -lcgroup
 
-BPF_OBJS   := $(BUILD)/accel.bpf.o
+BPF_OBJS   := $(BUILD)/accel.bpf.o $(BUILD)/telemetry.bpf.o
 SKELS      := $(BPF_OBJS:.bpf.o=.skel.h)
+# keep the objects: bench/maps and tests load them too
+.SECONDARY: $(BPF_OBJS)
 AGENT_SRCS := $(wildcard agent/*.c)
 AGENT_OBJS := $(patsubst agent/%.c,$(BUILD)/agent/%.o,$(AGENT_SRCS))
 
@@ -75,7 +77,15 @@ $(BUILD)/unit/%: tests/unit/%.c bpf/*.h agent/*.h $(AGENT_OBJS)
 	@echo "  CC      $@"
 	$(Q)$(CC) $(CFLAGS) $< $(filter-out $(BUILD)/agent/main.o,$(AGENT_OBJS)) -o $@ $(LDLIBS)
 
-tools: $(TOOLS) $(UNITS)
+# Tests that load BPF objects (need root): tests/prog/*.c, run by the
+# integration scripts.
+PROGS := $(patsubst tests/prog/%.c,$(BUILD)/prog/%,$(wildcard tests/prog/*.c))
+$(BUILD)/prog/%: tests/prog/%.c bpf/*.h $(SKELS)
+	$(Q)mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	$(Q)$(CC) $(CFLAGS) $< -o $@ $(LDLIBS)
+
+tools: $(TOOLS) $(UNITS) $(PROGS)
 
 deps:
 	./scripts/deps.sh

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * XDP observer: per-source packet and byte counters.  Always XDP_PASS: it
+ * only watches.  Runs with BH disabled on one CPU (net/core/dev.c,
+ * do_xdp_generic / the driver's NAPI poll), so a plain += on a per-CPU slot
+ * can't be interleaved with another run on that CPU: no atomics needed.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
+#include "telemetry.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+#define ETH_P_IP_BE    bpf_htons(0x0800)
+#define ETH_P_IPV6_BE  bpf_htons(0x86DD)
+#define ETH_P_8021Q_BE bpf_htons(0x8100)
+#define ETH_P_8021AD_BE bpf_htons(0x88A8)
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
+	__uint(max_entries, SRC_STATS_MAX);
+	__type(key, struct src_key);
+	__type(value, struct src_counters);
+} src_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xdp_totals);
+} xdp_totals SEC(".maps");
+
+static __always_inline int count_kind(enum frame_kind kind, __u64 len)
+{
+	__u32 zero = 0;
+	struct xdp_totals *t = bpf_map_lookup_elem(&xdp_totals, &zero);
+
+	if (t && kind < FK__MAX) {
+		t->packets[kind]++;
+		t->bytes[kind] += len;
+	}
+	return XDP_PASS;
+}
+
+static __always_inline void count_source(const struct src_key *key, __u64 len)
+{
+	struct src_counters *c, init = { .packets = 1, .bytes = len };
+
+	/* Look up first: an update takes the bucket lock, a lookup doesn't. */
+	c = bpf_map_lookup_elem(&src_stats, key);
+	if (c) {
+		c->packets++;
+		c->bytes += len;
+		return;
+	}
+	bpf_map_update_elem(&src_stats, key, &init, BPF_NOEXIST);
+}
+
+SEC("xdp")
+int xdp_count(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	__u64 len = end - data;
+	struct ethhdr *eth = data;
+	struct src_key key = {};
+	__u16 proto;
+
+	if ((void *)(eth + 1) > end)
+		return count_kind(FK_TRUNCATED, len);
+	proto = eth->h_proto;
+	if (proto == ETH_P_8021Q_BE || proto == ETH_P_8021AD_BE)
+		return count_kind(FK_VLAN, len);
+	if (proto == ETH_P_IP_BE) {
+		struct iphdr *ip = (void *)(eth + 1);
+
+		if ((void *)(ip + 1) > end)
+			return count_kind(FK_TRUNCATED, len);
+		if (ip->version != 4 || ip->ihl < 5)
+			return count_kind(FK_MALFORMED, len);
+		if ((void *)ip + ip->ihl * 4 > end)
+			return count_kind(FK_TRUNCATED, len);
+		key.addr[2] = bpf_htonl(0x0000ffff);
+		key.addr[3] = ip->saddr;
+		count_source(&key, len);
+		return count_kind(FK_IPV4, len);
+	}
+	if (proto == ETH_P_IPV6_BE) {
+		struct ipv6hdr *ip6 = (void *)(eth + 1);
+
+		if ((void *)(ip6 + 1) > end)
+			return count_kind(FK_TRUNCATED, len);
+		if (ip6->version != 6)
+			return count_kind(FK_MALFORMED, len);
+		__builtin_memcpy(key.addr, &ip6->saddr, sizeof(key.addr));
+		count_source(&key, len);
+		return count_kind(FK_IPV6, len);
+	}
+	return count_kind(FK_NON_IP, len);
+}

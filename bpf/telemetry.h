@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* XDP telemetry: structures shared by bpf/telemetry.bpf.c and the agent. */
+#ifndef NGX_SOCKMAP_TELEMETRY_H
+#define NGX_SOCKMAP_TELEMETRY_H
+
+#ifndef __bpf__
+#include <linux/types.h>
+#endif
+
+/* What a frame was, as far as XDP parsed it.  Every frame is passed. */
+enum frame_kind {
+	FK_IPV4,       /* counted per source */
+	FK_IPV6,       /* counted per source */
+	FK_VLAN,       /* 802.1Q / 802.1ad tagged: passed untouched */
+	FK_NON_IP,     /* ARP, LLDP, ...: passed untouched */
+	FK_TRUNCATED,  /* ends inside the Ethernet or IP header */
+	FK_MALFORMED,  /* IP header that can't be right (version, IHL) */
+	FK__MAX,
+};
+
+/* Per-source key: IPv4 as v4-mapped IPv6, network order. */
+struct src_key {
+	__u32 addr[4];
+};
+
+/* Per-source value, in an LRU per-CPU hash: bounded against spoofed
+ * floods, no lock or atomic on the per-packet path. */
+struct src_counters {
+	__u64 packets;
+	__u64 bytes;
+};
+
+/* Per-CPU totals by frame kind. */
+struct xdp_totals {
+	__u64 packets[FK__MAX];
+	__u64 bytes[FK__MAX];
+};
+
+#define SRC_STATS_MAX 16384
+
+#endif
