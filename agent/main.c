@@ -59,7 +59,7 @@ static void parse_failed(const struct argp_state *state)
 
 /* ---- run ---- */
 
-enum { OPT_PID_FILE = 1000, OPT_PORTS, OPT_PIN, OPT_NO_FOLLOW, OPT_SHORT_CONN };
+enum { OPT_PID_FILE = 1000, OPT_PORTS, OPT_PIN, OPT_NO_FOLLOW, OPT_SHORT_CONN, OPT_XDP, OPT_METRICS };
 
 static const struct argp_option run_options[] = {
 	{ "cgroup", 'c', "PATH", 0,
@@ -81,6 +81,12 @@ static const struct argp_option run_options[] = {
 	  "don't track new connections on a server port whose connections average fewer "
 	  "than MSGS sends per socket (learned; 1 in 16 still sampled). Default 4; "
 	  "0 tracks every connection", 0 },
+	{ "xdp", OPT_XDP, "IFACE", 0,
+	  "count packets per source on IFACE with an XDP observer (native mode where the "
+	  "driver has it, else generic; always passes); repeatable", 0 },
+	{ "metrics", OPT_METRICS, "ADDR:PORT", 0,
+	  "serve Prometheus /metrics and /healthz here (default " DEFAULT_METRICS_ADDR
+	  "; 'off' to disable; all interfaces only if you say 0.0.0.0)", 0 },
 	{ "verbose", 'v', NULL, 0, "more output: -v progress, -vv libbpf debug", 0 },
 	{ 0 },
 };
@@ -139,6 +145,23 @@ static error_t run_parse(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_NO_FOLLOW:
 		o->follow = false;
+		break;
+	case OPT_XDP:
+		if (strlen(arg) >= 16)
+			usage_error(state, "--xdp: interface name '%.40s' is longer than 15 characters",
+				    arg);
+		if (o->n_xdp >= MAX_TARGETS)
+			usage_error(state, "too many --xdp (max %d)", MAX_TARGETS);
+		o->xdp_ifaces[o->n_xdp++] = arg;
+		break;
+	case OPT_METRICS:
+		if (!strcmp(arg, "off")) {
+			o->metrics = false;
+			break;
+		}
+		if (parse_listen(arg, &o->metrics_addr, &o->metrics_addr_len, err, sizeof(err)))
+			usage_error(state, "--metrics: %s", err);
+		o->metrics = true;
 		break;
 	case OPT_SHORT_CONN: {
 		char *end;
@@ -257,6 +280,13 @@ int main(int argc, char **argv)
 	struct argp argp = { 0 };
 
 	argp_err_exit_status = EXIT_USAGE;
+	{
+		char err[160];
+
+		run.metrics = true;
+		parse_listen(DEFAULT_METRICS_ADDR, &run.metrics_addr, &run.metrics_addr_len, err,
+			     sizeof(err));
+	}
 	log_setup_libbpf();
 	if (argc < 2) {
 		top_usage(stderr);

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,4 +69,56 @@ int parse_pid(const char *s)
 	if (errno || *end || v < 1 || v > INT_MAX)
 		return -1;
 	return (int)v;
+}
+
+int parse_listen(const char *s, struct sockaddr_storage *ss, socklen_t *len, char *err,
+		 size_t errlen)
+{
+	struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
+	struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
+	char host[64];
+	const char *colon;
+	char *end;
+	size_t hl;
+	int port;
+
+	memset(ss, 0, sizeof(*ss));
+	if (s[0] == '[') {
+		colon = strstr(s, "]:");
+		if (!colon)
+			goto bad;
+		hl = colon - s - 1;
+		colon++;
+		if (hl >= sizeof(host))
+			goto bad;
+		memcpy(host, s + 1, hl);
+	} else {
+		colon = strrchr(s, ':');
+		if (!colon || strchr(s, ':') != colon)
+			goto bad;
+		hl = colon - s;
+		if (hl >= sizeof(host))
+			goto bad;
+		memcpy(host, s, hl);
+	}
+	host[hl] = 0;
+	port = parse_port(colon + 1, &end);
+	if (port < 0 || *end)
+		goto bad;
+	if (inet_pton(AF_INET, host, &a4->sin_addr) == 1) {
+		a4->sin_family = AF_INET;
+		a4->sin_port = htons(port);
+		*len = sizeof(*a4);
+		return 0;
+	}
+	if (inet_pton(AF_INET6, host, &a6->sin6_addr) == 1) {
+		a6->sin6_family = AF_INET6;
+		a6->sin6_port = htons(port);
+		*len = sizeof(*a6);
+		return 0;
+	}
+bad:
+	snprintf(err, errlen,
+		 "bad listen address '%s': want IP:PORT, e.g. 127.0.0.1:9435 or [::1]:9435", s);
+	return -1;
 }

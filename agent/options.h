@@ -4,7 +4,9 @@
 #define NGX_SOCKMAP_OPTIONS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #define MAX_TARGETS 64
 
@@ -23,7 +25,19 @@ struct run_opts {
 	bool pin;
 	bool follow;            /* attach to local peers' cgroups too */
 	unsigned int short_conn_msgs; /* see struct port_profile; 0: off */
+	const char *xdp_ifaces[MAX_TARGETS];
+	int n_xdp;
+	bool metrics;                 /* serve /metrics (--metrics off: no) */
+	struct sockaddr_storage metrics_addr;
+	socklen_t metrics_addr_len;
 };
+
+#define DEFAULT_METRICS_ADDR "127.0.0.1:9435"
+
+/* "127.0.0.1:9435", "[::1]:9435", "0.0.0.0:9435" -> socket address.
+ * Numeric hosts only: the agent binds, it never resolves names. */
+int parse_listen(const char *s, struct sockaddr_storage *ss, socklen_t *len, char *err,
+		 size_t errlen);
 
 /* "80,443,8000-8100" -> set.  Ports 1..65535; ranges inclusive.  Returns 0,
  * or -1 with a message in err (size errlen). */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* `ngx-sockmap run`: resolve targets -> probe -> lock -> load -> attach ->
  * serve until SIGINT/SIGTERM -> tear down.  One exit path. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -14,6 +15,8 @@
 #include "commands.h"
 #include "dataplane.h"
 #include "follow.h"
+#include "metrics.h"
+#include "xdp_observer.h"
 #include "log.h"
 #include "selftest.h"
 #include "state.h"
@@ -99,10 +102,30 @@ static void log_summary(const struct accel *a)
 struct run_ctx {
 	const struct run_opts *o;
 	struct accel a;
+	struct telemetry tel;
+	struct metrics_server metrics;
+	struct metrics_src msrc;
 	struct agent_info info;
 	struct agent_maps maps;
 	char mnt[PATH_MAX];
 };
+
+static void format_addr(const struct sockaddr_storage *ss, char *buf, size_t len)
+{
+	char host[INET6_ADDRSTRLEN] = "?";
+
+	if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *a = (const void *)ss;
+
+		inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof(host));
+		snprintf(buf, len, "[%s]:%u", host, ntohs(a->sin6_port));
+	} else {
+		const struct sockaddr_in *a = (const void *)ss;
+
+		inet_ntop(AF_INET, &a->sin_addr, host, sizeof(host));
+		snprintf(buf, len, "%s:%u", host, ntohs(a->sin_port));
+	}
+}
 
 static void publish_state(struct run_ctx *c)
 {
@@ -171,7 +194,13 @@ static int serve(struct run_ctx *c)
 			epoll_ctl(ep, EPOLL_CTL_ADD, tfd, &ev);
 		}
 	}
-	if (c->o->follow) {
+	if (c->metrics.daemon && c->metrics.epoll_fd >= 0) {
+		ev.data.fd = c->metrics.epoll_fd;
+		epoll_ctl(ep, EPOLL_CTL_ADD, c->metrics.epoll_fd, &ev);
+	}
+	/* The follow timer also ticks libmicrohttpd's connection timeouts,
+	 * so it runs even with --no-follow. */
+	{
 		ffd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
 		if (ffd >= 0 && !timerfd_settime(ffd, 0, &follow_every, NULL)) {
 			ev.data.fd = ffd;
@@ -191,8 +220,13 @@ static int serve(struct run_ctx *c)
 			continue;
 		}
 		if (got.data.fd == ffd) {
-			if (read(ffd, &ticks, sizeof(ticks)) > 0)
+			if (read(ffd, &ticks, sizeof(ticks)) > 0 && c->o->follow)
 				follow_peers(c);
+			metrics_serve(&c->metrics);
+			continue;
+		}
+		if (c->metrics.daemon && got.data.fd == c->metrics.epoll_fd) {
+			metrics_serve(&c->metrics);
 			continue;
 		}
 		if (read(sfd, &si, sizeof(si)) == sizeof(si)) {
@@ -247,6 +281,25 @@ int cmd_run(const struct run_opts *o)
 			PIN_DIR);
 		goto out;
 	}
+	if (telemetry_check_ifaces(o->xdp_ifaces, o->n_xdp, err, sizeof(err))) {
+		pr_warn("%s\n", err);
+		goto out;
+	}
+	/* Bind the metrics port before anything is attached: a port in use
+	 * must fail with nothing to undo. */
+	c->msrc.maps = &c->maps;
+	c->msrc.info = &c->info;
+	if (o->metrics) {
+		if (metrics_start(&c->metrics, (const struct sockaddr *)&o->metrics_addr,
+				  o->metrics_addr_len, &c->msrc, err, sizeof(err))) {
+			char a[64] = "";
+
+			format_addr(&o->metrics_addr, a, sizeof(a));
+			pr_warn("%s: %s\n", err, a);
+			goto out;
+		}
+		format_addr(&o->metrics_addr, c->info.metrics, sizeof(c->info.metrics));
+	}
 
 	/* Signals are taken through a signalfd in serve(); block them now so
 	 * a SIGTERM during set-up is not lost (or fatal) either. */
@@ -291,6 +344,22 @@ int cmd_run(const struct run_opts *o)
 		}
 	}
 
+	if (o->n_xdp) {
+		if (telemetry_start(&c->tel, o->xdp_ifaces, o->n_xdp, err, sizeof(err))) {
+			pr_warn("%s\n", err);
+			goto out;
+		}
+		c->msrc.telemetry = &c->tel;
+		for (i = 0; i < c->tel.n_ifaces && i < 16; i++) {
+			snprintf(c->info.xdp[i].name, sizeof(c->info.xdp[i].name), "%s",
+				 c->tel.ifaces[i].name);
+			snprintf(c->info.xdp[i].mode, sizeof(c->info.xdp[i].mode), "%s",
+				 c->tel.ifaces[i].mode);
+			c->info.n_xdp++;
+		}
+	}
+	c->msrc.accel = c->a.skel;
+
 	c->info.pid = getpid();
 	c->info.pinned = o->pin;
 	c->maps.stats_fd = bpf_map__fd(c->a.skel->maps.accel_stats);
@@ -308,6 +377,9 @@ int cmd_run(const struct run_opts *o)
 
 	rc = serve(c) ? EXIT_RUNTIME : 0;
 out:
+	if (c->tel.skel)
+		telemetry_stop(&c->tel);
+	metrics_stop(&c->metrics);
 	accel_destroy(&c->a);
 	state_remove(lock_fd);
 	if (o->pin && rc == 0)

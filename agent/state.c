@@ -79,6 +79,10 @@ int state_write(const struct agent_info *info, const struct agent_maps *m)
 			info->selftest[i].detail);
 	for (i = 0; i < 4; i++)
 		fprintf(f, "map %s %u\n", map_names[i], map_id(*map_slot(&copy, i)));
+	for (i = 0; i < info->n_xdp; i++)
+		fprintf(f, "xdp %s %s\n", info->xdp[i].name, info->xdp[i].mode);
+	if (info->metrics[0])
+		fprintf(f, "metrics %s\n", info->metrics);
 	for (i = 0; i < info->n_cgroups; i++)
 		fprintf(f, "cgroup %llu %s\t%s\n", (unsigned long long)info->cgroups[i].id,
 			info->cgroups[i].reason, info->cgroups[i].path);
@@ -134,6 +138,14 @@ static int open_live(struct agent_maps *m, struct agent_info *info)
 			info->selftest_blocked = i;
 			continue;
 		}
+		if (!strncmp(line, "xdp ", 4) && info->n_xdp < 16) {
+			if (sscanf(line + 4, "%15s %7s", info->xdp[info->n_xdp].name,
+				   info->xdp[info->n_xdp].mode) == 2)
+				info->n_xdp++;
+			continue;
+		}
+		if (sscanf(line, "metrics %63s", info->metrics) == 1)
+			continue;
 		if (!strncmp(line, "selftest ", 9) && info->n_selftest < 8) {
 			struct selftest_line *l = &info->selftest[info->n_selftest];
 

@@ -35,6 +35,12 @@ struct agent_info {
 	int n_cgroups;
 	struct selftest_line selftest[8];
 	int n_selftest;
+	struct {
+		char name[16];
+		char mode[8];   /* native, generic */
+	} xdp[16];
+	int n_xdp;
+	char metrics[64];       /* listen address, "" when off */
 };
 
 /* Take the single-agent lock.  Returns the lock fd, or -EBUSY with the

@@ -114,6 +114,10 @@ void stats_print_text(FILE *out, const struct stats_snapshot *s, const struct ag
 			s->paused ? ", PAUSED" : "");
 	for (i = 0; i < info->n_cgroups; i++)
 		fprintf(out, "cgroup      %s (%s)\n", info->cgroups[i].path, info->cgroups[i].reason);
+	for (i = 0; i < info->n_xdp; i++)
+		fprintf(out, "xdp         %s (%s mode)\n", info->xdp[i].name, info->xdp[i].mode);
+	if (info->metrics[0])
+		fprintf(out, "metrics     http://%s/metrics\n", info->metrics);
 	fprintf(out, "sockets     %llu tracked now, %llu since start\n",
 		gauge(a->sockets_added, a->sockets_closed), (unsigned long long)a->sockets_added);
 	fprintf(out, "pairs       %llu active, %llu since start\n",
@@ -184,6 +188,13 @@ void stats_print_json(FILE *out, const struct stats_snapshot *s, const struct ag
 		fputc('}', out);
 	}
 	fprintf(out, "}},");
+	fprintf(out, "\"xdp\":[");
+	for (i = 0; i < info->n_xdp; i++)
+		fprintf(out, "%s{\"interface\":\"%s\",\"mode\":\"%s\"}", i ? "," : "",
+			info->xdp[i].name, info->xdp[i].mode);
+	fprintf(out, "],\"metrics\":");
+	json_str(out, info->metrics);
+	fprintf(out, ",");
 	fprintf(out, "\"cgroups\":[");
 	for (i = 0; i < info->n_cgroups; i++) {
 		fprintf(out, "%s{\"path\":", i ? "," : "");

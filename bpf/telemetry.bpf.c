@@ -24,18 +24,26 @@ struct {
 	__type(value, struct src_counters);
 } src_stats SEC(".maps");
 
+/* Per interface (ingress ifindex): the agent inserts each interface it
+ * attaches to, so the packet path only looks up. */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, XDP_MAX_IFACES);
 	__type(key, __u32);
 	__type(value, struct xdp_totals);
 } xdp_totals SEC(".maps");
 
-static __always_inline int count_kind(enum frame_kind kind, __u64 len)
+static __always_inline int count_kind(struct xdp_md *ctx, enum frame_kind kind, __u64 len)
 {
-	__u32 zero = 0;
-	struct xdp_totals *t = bpf_map_lookup_elem(&xdp_totals, &zero);
+	__u32 ifindex = ctx->ingress_ifindex;
+	struct xdp_totals *t = bpf_map_lookup_elem(&xdp_totals, &ifindex);
 
+	if (!t) { /* not pre-inserted (test runs): insert once */
+		struct xdp_totals zero = {};
+
+		bpf_map_update_elem(&xdp_totals, &ifindex, &zero, BPF_NOEXIST);
+		t = bpf_map_lookup_elem(&xdp_totals, &ifindex);
+	}
 	if (t && kind < FK__MAX) {
 		t->packets[kind]++;
 		t->bytes[kind] += len;
@@ -68,34 +76,34 @@ int xdp_count(struct xdp_md *ctx)
 	__u16 proto;
 
 	if ((void *)(eth + 1) > end)
-		return count_kind(FK_TRUNCATED, len);
+		return count_kind(ctx, FK_TRUNCATED, len);
 	proto = eth->h_proto;
 	if (proto == ETH_P_8021Q_BE || proto == ETH_P_8021AD_BE)
-		return count_kind(FK_VLAN, len);
+		return count_kind(ctx, FK_VLAN, len);
 	if (proto == ETH_P_IP_BE) {
 		struct iphdr *ip = (void *)(eth + 1);
 
 		if ((void *)(ip + 1) > end)
-			return count_kind(FK_TRUNCATED, len);
+			return count_kind(ctx, FK_TRUNCATED, len);
 		if (ip->version != 4 || ip->ihl < 5)
-			return count_kind(FK_MALFORMED, len);
+			return count_kind(ctx, FK_MALFORMED, len);
 		if ((void *)ip + ip->ihl * 4 > end)
-			return count_kind(FK_TRUNCATED, len);
+			return count_kind(ctx, FK_TRUNCATED, len);
 		key.addr[2] = bpf_htonl(0x0000ffff);
 		key.addr[3] = ip->saddr;
 		count_source(&key, len);
-		return count_kind(FK_IPV4, len);
+		return count_kind(ctx, FK_IPV4, len);
 	}
 	if (proto == ETH_P_IPV6_BE) {
 		struct ipv6hdr *ip6 = (void *)(eth + 1);
 
 		if ((void *)(ip6 + 1) > end)
-			return count_kind(FK_TRUNCATED, len);
+			return count_kind(ctx, FK_TRUNCATED, len);
 		if (ip6->version != 6)
-			return count_kind(FK_MALFORMED, len);
+			return count_kind(ctx, FK_MALFORMED, len);
 		__builtin_memcpy(key.addr, &ip6->saddr, sizeof(key.addr));
 		count_source(&key, len);
-		return count_kind(FK_IPV6, len);
+		return count_kind(ctx, FK_IPV6, len);
 	}
-	return count_kind(FK_NON_IP, len);
+	return count_kind(ctx, FK_NON_IP, len);
 }

@@ -37,5 +37,6 @@ struct xdp_totals {
 };
 
 #define SRC_STATS_MAX 16384
+#define XDP_MAX_IFACES 64
 
 #endif

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* Parsing of --ports and pids, and the cgroup path resolver's refusals. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
 #include "options.h"
@@ -62,6 +64,30 @@ static void test_pid(void)
 	CHECK(parse_pid("99999999999") == -1, "overflow refused");
 }
 
+static void test_listen(void)
+{
+	struct sockaddr_storage ss;
+	struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
+	socklen_t len;
+
+	CHECK(parse_listen("127.0.0.1:9435", &ss, &len, err, sizeof(err)) == 0, "v4");
+	CHECK(a4->sin_family == AF_INET && ntohs(a4->sin_port) == 9435 &&
+		      a4->sin_addr.s_addr == htonl(INADDR_LOOPBACK) && len == sizeof(*a4),
+	      "v4 fields");
+	CHECK(parse_listen("[::1]:80", &ss, &len, err, sizeof(err)) == 0, "v6");
+	CHECK(a6->sin6_family == AF_INET6 && ntohs(a6->sin6_port) == 80 &&
+		      IN6_IS_ADDR_LOOPBACK(&a6->sin6_addr), "v6 fields");
+	CHECK(parse_listen("0.0.0.0:1", &ss, &len, err, sizeof(err)) == 0, "any, when asked");
+	CHECK(parse_listen("127.0.0.1", &ss, &len, err, sizeof(err)) < 0, "no port refused");
+	CHECK(parse_listen("127.0.0.1:0", &ss, &len, err, sizeof(err)) < 0, "port 0 refused");
+	CHECK(parse_listen("127.0.0.1:65536", &ss, &len, err, sizeof(err)) < 0, "65536 refused");
+	CHECK(parse_listen("localhost:9435", &ss, &len, err, sizeof(err)) < 0, "names refused");
+	CHECK(parse_listen("::1:9435", &ss, &len, err, sizeof(err)) < 0, "bare v6 refused");
+	CHECK(parse_listen("[::1]9435", &ss, &len, err, sizeof(err)) < 0, "missing colon refused");
+	CHECK(strstr(err, "[::1]9435") != NULL, "message names the input: %s", err);
+}
+
 static void test_resolve_refusals(void)
 {
 	struct cg_target t;
@@ -84,6 +110,7 @@ int main(void)
 {
 	test_ports();
 	test_pid();
+	test_listen();
 	test_resolve_refusals();
 	printf("%d checks, %d failed\n", checks, failures);
 	return failures != 0;

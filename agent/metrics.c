@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Names and units follow Prometheus conventions: ngx_sockmap_ prefix,
+ * counters end in _total, sizes in _bytes, durations in _seconds.  The
+ * README lists every metric.
+ */
+#include <errno.h>
+#include <microhttpd.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "accel.skel.h"
+#include "metrics.h"
+#include "stats.h"
+#include "xdp_observer.h"
+#include "telemetry.skel.h"
+
+#define TOP_K 10
+
+static void help(FILE *o, const char *name, const char *type, const char *text)
+{
+	fprintf(o, "# HELP %s %s\n# TYPE %s %s\n", name, text, name, type);
+}
+
+static void prog_stats(FILE *o, const char *prog, int fd, bool *headed)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	if (fd < 0 || bpf_prog_get_info_by_fd(fd, &info, &len))
+		return;
+	if (!*headed) {
+		help(o, "ngx_sockmap_bpf_prog_run_seconds_total", "counter",
+		     "Time spent in each BPF program (kernel.bpf_stats_enabled=1 only).");
+		*headed = true;
+	}
+	fprintf(o, "ngx_sockmap_bpf_prog_run_seconds_total{program=\"%s\"} %.9f\n", prog,
+		info.run_time_ns / 1e9);
+	fprintf(o, "ngx_sockmap_bpf_prog_runs_total{program=\"%s\"} %llu\n", prog,
+		(unsigned long long)info.run_cnt);
+}
+
+static bool bpf_stats_enabled(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/bpf_stats_enabled", "r");
+	int v = 0;
+
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v == 1;
+}
+
+void metrics_render(FILE *o, const struct metrics_src *src)
+{
+	const struct agent_info *info = src->info;
+	struct stats_snapshot s;
+	const struct accel_stats *a = &s.sum;
+	bool headed = false;
+	int i, k, n;
+
+	help(o, "ngx_sockmap_build_info", "gauge", "Agent version; always 1.");
+	fprintf(o, "ngx_sockmap_build_info{version=\"%s\"} 1\n", NGX_SOCKMAP_VERSION);
+
+	if (stats_read(src->maps, &s) == 0) {
+		help(o, "ngx_sockmap_sockets", "gauge", "TCP sockets tracked now.");
+		fprintf(o, "ngx_sockmap_sockets %llu\n",
+			(unsigned long long)(a->sockets_added > a->sockets_closed
+						     ? a->sockets_added - a->sockets_closed : 0));
+		help(o, "ngx_sockmap_sockets_tracked_total", "counter", "TCP sockets tracked.");
+		fprintf(o, "ngx_sockmap_sockets_tracked_total %llu\n",
+			(unsigned long long)a->sockets_added);
+		help(o, "ngx_sockmap_pairs_total", "counter",
+		     "Connections with both ends paired on this host.");
+		fprintf(o, "ngx_sockmap_pairs_total %llu\n", (unsigned long long)a->pairs);
+		help(o, "ngx_sockmap_redirected_messages_total", "counter",
+		     "Sends handed straight to the peer socket (not seen by the TCP stack).");
+		fprintf(o, "ngx_sockmap_redirected_messages_total %llu\n",
+			(unsigned long long)a->redirected_msgs);
+		help(o, "ngx_sockmap_redirected_bytes_total", "counter",
+		     "Bytes handed straight to the peer socket (invisible to ss -ti and tcpdump).");
+		fprintf(o, "ngx_sockmap_redirected_bytes_total %llu\n",
+			(unsigned long long)a->redirected_bytes);
+		help(o, "ngx_sockmap_tcp_messages_total", "counter",
+		     "Sends of tracked sockets that went through TCP.");
+		fprintf(o, "ngx_sockmap_tcp_messages_total %llu\n", (unsigned long long)a->tcp_msgs);
+		help(o, "ngx_sockmap_tcp_bytes_total", "counter",
+		     "Bytes of tracked sockets that went through TCP.");
+		fprintf(o, "ngx_sockmap_tcp_bytes_total %llu\n", (unsigned long long)a->tcp_bytes);
+		help(o, "ngx_sockmap_fallbacks_total", "counter",
+		     "Socket directions sent to TCP for good, by first reason.");
+		for (i = 0; i < FB__MAX; i++)
+			fprintf(o, "ngx_sockmap_fallbacks_total{reason=\"%s\"} %llu\n",
+				accel_fallback_names[i], (unsigned long long)a->fallbacks[i]);
+		help(o, "ngx_sockmap_paused", "gauge", "1 while redirecting is paused.");
+		fprintf(o, "ngx_sockmap_paused %d\n", s.paused || info->selftest_blocked);
+	}
+	if (info->n_selftest) {
+		help(o, "ngx_sockmap_selftest_passed", "gauge",
+		     "Kernel self-test at start-up: 1 passed, 0 failed or skipped.");
+		for (i = 0; i < info->n_selftest; i++)
+			fprintf(o, "ngx_sockmap_selftest_passed{check=\"%s\"} %d\n",
+				info->selftest[i].name, !strcmp(info->selftest[i].result, "pass"));
+	}
+	help(o, "ngx_sockmap_cgroups", "gauge", "cgroups the data plane is attached to.");
+	fprintf(o, "ngx_sockmap_cgroups %d\n", info->n_cgroups);
+
+	if (src->telemetry && src->telemetry->skel) {
+		const struct telemetry *t = src->telemetry;
+		struct src_rank top[TOP_K];
+		struct xdp_totals tot;
+		char addr[64];
+
+		help(o, "ngx_sockmap_xdp_packets_total", "counter",
+		     "Frames seen by the XDP observer, by interface and kind (all passed).");
+		for (i = 0; i < t->n_ifaces; i++) {
+			if (telemetry_totals(t, t->ifaces[i].ifindex, &tot))
+				continue;
+			for (k = 0; k < FK__MAX; k++)
+				fprintf(o, "ngx_sockmap_xdp_packets_total{interface=\"%s\",kind=\"%s\"} %llu\n",
+					t->ifaces[i].name, frame_kind_names[k],
+					(unsigned long long)tot.packets[k]);
+		}
+		help(o, "ngx_sockmap_xdp_bytes_total", "counter",
+		     "Bytes seen by the XDP observer, by interface and kind.");
+		for (i = 0; i < t->n_ifaces; i++) {
+			if (telemetry_totals(t, t->ifaces[i].ifindex, &tot))
+				continue;
+			for (k = 0; k < FK__MAX; k++)
+				fprintf(o, "ngx_sockmap_xdp_bytes_total{interface=\"%s\",kind=\"%s\"} %llu\n",
+					t->ifaces[i].name, frame_kind_names[k],
+					(unsigned long long)tot.bytes[k]);
+		}
+		help(o, "ngx_sockmap_xdp_attached", "gauge", "XDP attachment mode by interface.");
+		for (i = 0; i < t->n_ifaces; i++)
+			fprintf(o, "ngx_sockmap_xdp_attached{interface=\"%s\",mode=\"%s\"} 1\n",
+				t->ifaces[i].name, t->ifaces[i].mode);
+		n = telemetry_top(t, false, top, TOP_K);
+		help(o, "ngx_sockmap_top_source_packets", "gauge",
+		     "Packets from the top sources (at most 10), since they were first seen.");
+		for (i = 0; i < n; i++) {
+			src_key_str(&top[i].key, addr, sizeof(addr));
+			fprintf(o, "ngx_sockmap_top_source_packets{rank=\"%d\",source=\"%s\"} %llu\n",
+				i + 1, addr, (unsigned long long)top[i].packets);
+		}
+		n = telemetry_top(t, true, top, TOP_K);
+		help(o, "ngx_sockmap_top_source_bytes", "gauge",
+		     "Bytes from the top sources (at most 10), since they were first seen.");
+		for (i = 0; i < n; i++) {
+			src_key_str(&top[i].key, addr, sizeof(addr));
+			fprintf(o, "ngx_sockmap_top_source_bytes{rank=\"%d\",source=\"%s\"} %llu\n",
+				i + 1, addr, (unsigned long long)top[i].bytes);
+		}
+	}
+	if (bpf_stats_enabled() && src->accel) {
+		prog_stats(o, "sockops_track", bpf_program__fd(src->accel->progs.sockops_track),
+			   &headed);
+		prog_stats(o, "msg_redirect", bpf_program__fd(src->accel->progs.msg_redirect),
+			   &headed);
+		if (src->telemetry && src->telemetry->skel)
+			prog_stats(o, "xdp_count",
+				   bpf_program__fd(src->telemetry->skel->progs.xdp_count), &headed);
+	}
+}
+
+static enum MHD_Result respond(struct MHD_Connection *c, unsigned int code, const char *type,
+			       char *body, size_t len)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+
+	r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	if (!r) {
+		free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	ret = MHD_queue_response(c, code, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
+			      const char *method, const char *version, const char *upload,
+			      size_t *upload_len, void **req)
+{
+	const struct metrics_server *m = cls;
+	char *body = NULL;
+	size_t len = 0;
+	FILE *out;
+
+	(void)version;
+	(void)upload;
+	(void)upload_len;
+	(void)req;
+	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+		return respond(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain",
+			       strdup("GET only\n"), 9);
+	if (!strcmp(url, "/healthz"))
+		return respond(c, MHD_HTTP_OK, "text/plain", strdup("ok\n"), 3);
+	if (strcmp(url, "/metrics"))
+		return respond(c, MHD_HTTP_NOT_FOUND, "text/plain",
+			       strdup("not found: try /metrics or /healthz\n"), 36);
+	out = open_memstream(&body, &len);
+	if (!out)
+		return MHD_NO;
+	metrics_render(out, m->src);
+	fclose(out);
+	return respond(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", body, len);
+}
+
+int metrics_start(struct metrics_server *m, const struct sockaddr *addr, socklen_t len,
+		  const struct metrics_src *src, char *err, size_t errlen)
+{
+	const union MHD_DaemonInfo *di;
+	unsigned int flags = MHD_USE_EPOLL;
+
+	(void)len;
+	m->src = src;
+	if (addr->sa_family == AF_INET6)
+		flags |= MHD_USE_IPv6;
+	m->daemon = MHD_start_daemon(flags, 0, NULL, NULL, handle, m, MHD_OPTION_SOCK_ADDR, addr,
+				     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)10,
+				     MHD_OPTION_CONNECTION_LIMIT, (unsigned int)64, MHD_OPTION_END);
+	if (!m->daemon) {
+		snprintf(err, errlen, "--metrics: cannot listen (%s)",
+			 errno == EADDRINUSE ? "address already in use" : strerror(errno));
+		return -EADDRINUSE;
+	}
+	di = MHD_get_daemon_info(m->daemon, MHD_DAEMON_INFO_EPOLL_FD);
+	m->epoll_fd = di ? di->epoll_fd : -1;
+	return 0;
+}
+
+void metrics_serve(struct metrics_server *m)
+{
+	if (m->daemon)
+		MHD_run(m->daemon);
+}
+
+void metrics_stop(struct metrics_server *m)
+{
+	if (m->daemon)
+		MHD_stop_daemon(m->daemon);
+	m->daemon = NULL;
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* Prometheus text exposition on /metrics (libmicrohttpd), /healthz. */
+#ifndef NGX_SOCKMAP_METRICS_H
+#define NGX_SOCKMAP_METRICS_H
+
+#include <stdio.h>
+#include <sys/socket.h>
+#include "state.h"
+
+struct accel_bpf;
+struct telemetry;
+struct MHD_Daemon;
+
+/* Everything /metrics reads; owned by the run loop. */
+struct metrics_src {
+	const struct agent_maps *maps;
+	const struct agent_info *info;
+	const struct accel_bpf *accel;        /* program run stats */
+	const struct telemetry *telemetry;    /* NULL without --xdp */
+};
+
+struct metrics_server {
+	struct MHD_Daemon *daemon;
+	int epoll_fd;  /* add to the run loop; call metrics_serve() when ready */
+	const struct metrics_src *src;
+};
+
+int metrics_start(struct metrics_server *m, const struct sockaddr *addr, socklen_t len,
+		  const struct metrics_src *src, char *err, size_t errlen);
+void metrics_serve(struct metrics_server *m);
+void metrics_stop(struct metrics_server *m);
+/* The exposition text itself (also used by tests through the endpoint). */
+void metrics_render(FILE *out, const struct metrics_src *src);
+
+#endif
