@@ -69,7 +69,7 @@ bool accel_pinned_exists(void)
 	return access(PIN_DIR, F_OK) == 0;
 }
 
-int accel_load(struct accel *a, const struct run_opts *o)
+int accel_load(struct accel *a, const struct run_opts *o, bool slow_reader_fallback)
 {
 	const struct port_set *ports = &o->ports;
 	bool pin = o->pin;
@@ -85,6 +85,7 @@ int accel_load(struct accel *a, const struct run_opts *o)
 	a->skel->rodata->ports_all = ports->all;
 	memcpy((void *)a->skel->rodata->port_bits, ports->bits, sizeof(ports->bits));
 	a->skel->rodata->short_conn_msgs = o->short_conn_msgs;
+	a->skel->rodata->slow_reader_fallback = slow_reader_fallback;
 
 	if (pin) {
 		err = ensure_bpffs();

@@ -26,7 +26,7 @@ struct accel {
 int accel_probe_kernel(char *err, size_t errlen);
 /* Open and load.  With pin, maps are pinned under PIN_DIR, and maps already
  * pinned there are reused (a restart keeps the data plane's state). */
-int accel_load(struct accel *a, const struct run_opts *o);
+int accel_load(struct accel *a, const struct run_opts *o, bool slow_reader_fallback);
 /* Attach sock_ops to a cgroup through a bpf_link (detached when the agent
  * dies unless pinned).  Refuses a cgroup that already runs our sock_ops
  * unless it is our own pinned link, which is adopted. */

@@ -237,9 +237,11 @@ static const char status_doc[] =
 	"  ngx-sockmap status\n"
 	"  ngx-sockmap status --json | jq .fallbacks";
 static const char pause_doc[] =
-	"Stop redirecting. Every connection goes through TCP from its next send on and "
-	"stays there (switching back could reorder bytes); connections never break.";
-static const char resume_doc[] = "Redirect again: connections opened from now on are accelerated.";
+	"Stop accelerating: connections established from now on use TCP. Connections "
+	"already paired stay redirected until they close: moving a live connection to "
+	"TCP is not safe on kernels whose FIONREAD ignores TCP bytes of a sockmap "
+	"socket (selftest check fionread_tcp), and nginx relies on FIONREAD.";
+static const char resume_doc[] = "Accelerate again: connections established from now on.";
 static const char selftest_doc[] =
 	"Exercise the redirect path of this kernel in a private cgroup with a private "
 	"copy of the data plane: ordering, large messages, half-close, FIONREAD, "

@@ -132,7 +132,7 @@ static void publish_state(struct run_ctx *c)
 	c->info.n_cgroups = c->a.n_targets;
 	memcpy(c->info.cgroups, c->a.targets, sizeof(c->a.targets[0]) * c->a.n_targets);
 	if (state_write(&c->info, &c->maps))
-		pr_warn("writing %s/agent.state failed: status will not find this agent\n", RUN_DIR);
+		pr_warn("writing %s/agent.state failed: status will not find this agent\n", run_dir());
 }
 
 /* Attach to the cgroups of local peers of what we track (--no-follow: off). */
@@ -247,7 +247,7 @@ int cmd_run(const struct run_opts *o)
 {
 	static struct run_ctx ctx; /* big: keep it off the stack */
 	struct cg_target targets[MAX_TARGETS];
-	struct selftest_report report;
+	struct selftest_report report = { 0 };
 	char err[PATH_MAX + 256] = "";
 	struct run_ctx *c = &ctx;
 	int lock_fd = -1, other = 0, n = 0, i, rc = EXIT_RUNTIME;
@@ -273,7 +273,7 @@ int cmd_run(const struct run_opts *o)
 		if (lock_fd == -EBUSY)
 			pr_warn("another ngx-sockmap agent is running (pid %d); one agent per host\n", other);
 		else
-			pr_warn("cannot create %s: %s\n", RUN_DIR, strerror(-lock_fd));
+			pr_warn("cannot create %s: %s\n", run_dir(), strerror(-lock_fd));
 		return EXIT_RUNTIME;
 	}
 	if (!o->pin && accel_pinned_exists()) {
@@ -331,7 +331,7 @@ int cmd_run(const struct run_opts *o)
 		pr_warn("selftest could not run; accelerating without it\n");
 	}
 
-	if (accel_load(&c->a, o))
+	if (accel_load(&c->a, o, report.ran && report.slow_reader_fallback_safe))
 		goto out;
 	if (c->info.selftest_blocked && config_pause_fd(bpf_map__fd(c->a.skel->maps.accel_config)))
 		goto out;
@@ -437,8 +437,8 @@ int cmd_pause(bool paused)
 		pr_warn("updating the config map failed: %s\n", strerror(-ret));
 		return EXIT_RUNTIME;
 	}
-	printf(paused ? "paused: new sends go through TCP; each connection that sends stays on TCP\n"
-		      : "resumed: new connections are redirected again\n");
+	printf(paused ? "paused: new connections use TCP; paired ones stay redirected until they close\n"
+		      : "resumed: new connections are accelerated again\n");
 	return 0;
 }
 

@@ -21,12 +21,13 @@ struct selftest_check {
 	char detail[96];
 };
 
-#define SELFTEST_CHECKS 7
+#define SELFTEST_CHECKS 8
 
 struct selftest_report {
 	struct selftest_check checks[SELFTEST_CHECKS];
 	bool ran;
 	bool critical_failure;
+	bool slow_reader_fallback_safe; /* FIONREAD sees TCP bytes: fallback OK */
 	int failures;
 };
 

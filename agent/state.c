@@ -12,8 +12,25 @@
 #include "dataplane.h"
 #include "state.h"
 
-#define STATE_FILE RUN_DIR "/agent.state"
-#define LOCK_FILE  RUN_DIR "/agent.lock"
+const char *run_dir(void)
+{
+	const char *d = getenv("NGX_SOCKMAP_RUN_DIR");
+
+	return d && *d ? d : RUN_DIR;
+}
+
+static const char *state_path(const char *name)
+{
+	static char buf[2][PATH_MAX];
+	static int i;
+
+	i ^= 1;
+	snprintf(buf[i], sizeof(buf[i]), "%s/%s", run_dir(), name);
+	return buf[i];
+}
+
+#define STATE_FILE state_path("agent.state")
+#define LOCK_FILE  state_path("agent.lock")
 
 static const char *const map_names[] = { "accel_stats", "accel_config", "sock_hash", "endpoints" };
 
@@ -42,7 +59,7 @@ int state_lock(int *other_pid)
 {
 	int fd;
 
-	if (mkdir(RUN_DIR, 0755) && errno != EEXIST)
+	if (mkdir(run_dir(), 0755) && errno != EEXIST)
 		return -errno;
 	fd = open(LOCK_FILE, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0)
@@ -69,7 +86,10 @@ int state_write(const struct agent_info *info, const struct agent_maps *m)
 	FILE *f;
 	int i;
 
-	f = fopen(STATE_FILE ".tmp", "w");
+	char tmp[PATH_MAX];
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", STATE_FILE);
+	f = fopen(tmp, "w");
 	if (!f)
 		return -errno;
 	fprintf(f, "pid %d\npinned %d\nselftest_blocked %d\n", info->pid, info->pinned,
@@ -88,7 +108,7 @@ int state_write(const struct agent_info *info, const struct agent_maps *m)
 			info->cgroups[i].reason, info->cgroups[i].path);
 	if (fclose(f))
 		return -errno;
-	return rename(STATE_FILE ".tmp", STATE_FILE) ? -errno : 0;
+	return rename(tmp, STATE_FILE) ? -errno : 0;
 }
 
 void state_remove(int lock_fd)

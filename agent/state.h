@@ -14,6 +14,10 @@
 
 #define RUN_DIR "/run/ngx-sockmap"
 
+/* RUN_DIR, or $NGX_SOCKMAP_RUN_DIR: a second agent for development and
+ * tests (one per run dir; the data planes must not share cgroups). */
+const char *run_dir(void);
+
 struct agent_maps {
 	int stats_fd;
 	int config_fd;

@@ -6,17 +6,28 @@
  * and the direction has never sent a byte through TCP.
  *
  * How a pair is proven (docs/DESIGN.md has the long form):
- *   1. 4-tuple match: the second end to reach ESTABLISHED looks up the
- *      endpoint registered under the reverse of its own key (the key has
- *      the netns cookie for loopback addresses);
+ *   1. 4-tuple match: the passive end (second to reach ESTABLISHED) looks
+ *      up the endpoint the active end registered under the reverse of its
+ *      own key (the key has the netns cookie for loopback addresses);
  *   2. ISN cross-match: its snd_nxt/rcv_nxt at ESTABLISHED equal the
  *      registered end's rcv_nxt/snd_nxt at ESTABLISHED.  Two unrelated
  *      connections with the same 4-tuple (other namespaces) match with
  *      probability 2^-64;
  *   3. claim: cmpxchg of the endpoint's peer_cookie from 0, so one
- *      registered end is claimed at most once.
+ *      registered end is claimed at most once, or withdrawn.
  * Redirects are keyed by socket cookie (unique host-wide, never reused),
  * never by 4-tuple, so a stale or foreign socket can't be hit.
+ *
+ * A socket is in the SOCKHASH only while it is (or may still become)
+ * paired, and no TCP byte ever reaches a socket while it is in there: on
+ * this kernel FIONREAD of a sockmap socket counts only redirected bytes
+ * (net/ipv4/tcp_bpf.c, tcp_bpf_ioctl), and nginx stops reading when
+ * FIONREAD says 0, so TCP bytes behind it would hang the connection.
+ *   - the passive end pairs at ESTABLISHED or is never inserted;
+ *   - the active end, inserted at ESTABLISHED (its only chance), withdraws
+ *     and leaves at its first send or first packet in if nobody claimed
+ *     it: before any TCP byte is queued to it;
+ *   - a paired direction stays redirected for life (peer closing aside).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -30,6 +41,9 @@ const volatile __u32 ports_all = 1;
 const volatile __u64 port_bits[65536 / 64];
 /* Skip ports whose connections average fewer sends (0: track all). */
 const volatile __u32 short_conn_msgs = 4;
+/* Send a direction to TCP when its reader falls behind.  Only where the
+ * self-test showed FIONREAD counts TCP bytes of a sockmap socket too. */
+const volatile __u32 slow_reader_fallback = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_SOCKHASH);
@@ -214,118 +228,234 @@ static __always_inline void port_profile_update(__u16 sport, __u32 msgs)
 	pp->samples++;
 }
 
-static __always_inline void track_established(struct bpf_sock_ops *skops)
+/* Cheap decisions first, from the context alone: a connection we won't
+ * track should cost as little as possible.  Returns 0 to go on. */
+static __always_inline int worth_tracking(struct bpf_sock_ops *skops, __u16 *sport)
 {
-	struct sock_key key = {}, rkey = {};
-	struct endpoint *e, ne = {};
-	struct sock_state *st;
-	struct bpf_sock *sk;
-	__u32 snd, rcv, rcvbuf;
-	__u16 lport, rport, sport;
-	__u64 cookie, psock;
-	long err;
+	__u16 lport = skops->local_port;
+	__u16 rport = sock_key_remote_port(skops->remote_port);
+	struct accel_config *cfg;
+	__u32 zero = 0;
 
-	sk = skops->sk;
-	if (!sk)
-		return;
-	/* Cheap decisions first, from the context alone: a connection we
-	 * won't track should cost as little as possible. */
-	lport = skops->local_port;
-	rport = sock_key_remote_port(skops->remote_port);
 	if (!port_tracked(lport, rport)) {
 		STAT_ADD(fallbacks[FB_POLICY], 1);
-		return;
+		return -1;
 	}
-	sport = skops->op == BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB ? lport : rport;
-	snd = skops->snd_nxt;
-	rcv = skops->rcv_nxt;
-	if (port_is_short_lived(sport, snd + rcv)) {
+	*sport = skops->op == BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB ? lport : rport;
+	if (port_is_short_lived(*sport, skops->snd_nxt + skops->rcv_nxt)) {
 		STAT_ADD(fallbacks[FB_SHORT_LIVED], 1);
-		return;
+		return -1;
 	}
-	if (key_from_sockops(&key, skops))
-		return;
-	/* Bytes already sent or received through TCP (TCP Fast Open data in
-	 * the SYN): redirecting later bytes could overtake them in the
-	 * reader (tcp_bpf_recvmsg reads ingress_msg before the receive
-	 * queue, net/ipv4/tcp_bpf.c).  Leave such a socket alone. */
-	/* snd_nxt/rcv_nxt (read above) are ISN + 1 for both ends: the active
-	 * end runs this from tcp_finish_connect() before it sends the final
-	 * ACK, the passive end from tcp_rcv_state_process() before it queues
-	 * any data carried by that ACK (net/ipv4/tcp_input.c). */
+	cfg = bpf_map_lookup_elem(&accel_config, &zero);
+	if (cfg && cfg->paused) {
+		STAT_ADD(fallbacks[FB_PAUSED], 1);
+		return -1;
+	}
+	/* snd_nxt/rcv_nxt are ISN + 1 for both ends here: the active end
+	 * runs this from tcp_finish_connect() before it sends the final ACK,
+	 * the passive end from tcp_rcv_state_process() before it queues any
+	 * data carried by that ACK (net/ipv4/tcp_input.c).  Bytes already
+	 * sent or received (TCP Fast Open data in the SYN) would sit in the
+	 * TCP queues: leave such a socket alone. */
 	if (skops->data_segs_out || skops->bytes_received) {
 		STAT_ADD(fallbacks[FB_STICKY_TCP], 1);
-		return;
+		return -1;
 	}
+	return 0;
+}
+
+/* Insert ourselves into the SOCKHASH under our cookie, with fresh state.
+ * bpf_sock_hash_update is only allowed from the ESTABLISHED and LISTEN
+ * callbacks (net/core/sock_map.c, sock_map_op_okay). */
+static __always_inline struct sock_state *track_self(struct bpf_sock_ops *skops,
+						     struct bpf_sock *sk, __u64 *cookie)
+{
+	struct sock_state *st;
 
 	st = bpf_sk_storage_get(&sk_state, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
 	if (!st) {
 		STAT_ADD(fallbacks[FB_NO_ROOM], 1);
-		return;
+		return NULL;
 	}
 	/* An ancestor and a descendant cgroup both attached run us twice. */
 	if (st->flags & SS_TRACKED)
-		return;
-	cookie = bpf_get_socket_cookie(skops);
-	/* bpf_sock_hash_update is only allowed from the ESTABLISHED and
-	 * LISTEN callbacks (net/core/sock_map.c, sock_map_op_okay). */
-	if (bpf_sock_hash_update(skops, &sock_hash, &cookie, BPF_NOEXIST)) {
+		return NULL;
+	*cookie = bpf_get_socket_cookie(skops);
+	if (bpf_sock_hash_update(skops, &sock_hash, cookie, BPF_NOEXIST)) {
 		STAT_ADD(fallbacks[FB_NO_ROOM], 1);
+		return NULL;
+	}
+	st->flags = SS_TRACKED;
+	STAT_ADD(sockets_added, 1);
+	return st;
+}
+
+/* Leave the SOCKHASH: allowed from sock_ops (kernel/bpf/verifier.c,
+ * may_update_sockmap).  Safe only while nothing was redirected to us:
+ * dropping the psock purges unread redirected bytes. */
+static __always_inline void untrack_self(struct sock_state *st, __u64 cookie)
+{
+	bpf_map_delete_elem(&sock_hash, &cookie);
+	st->flags = (st->flags & ~(SS_TRACKED | SS_ENDPOINT | SS_PAIRED)) | SS_TCP;
+	STAT_ADD(sockets_closed, 1);
+}
+
+/* Active end: register, wait to be claimed. */
+static __always_inline void track_active(struct bpf_sock_ops *skops)
+{
+	struct sock_key key = {};
+	struct endpoint ne = {};
+	struct sock_state *st;
+	struct bpf_sock *sk;
+	struct endpoint *e;
+	__u64 cookie = 0;
+	__u16 sport;
+	long err;
+
+	sk = skops->sk;
+	if (!sk || worth_tracking(skops, &sport) || key_from_sockops(&key, skops))
+		return;
+	st = track_self(skops, sk, &cookie);
+	if (!st)
+		return;
+	st->service_port = sport;
+	ne.cookie = cookie;
+	ne.psock = own_psock(sk, &ne.rcvbuf);
+	ne.snd_isn = skops->snd_nxt;
+	ne.rcv_isn = skops->rcv_nxt;
+	err = bpf_map_update_elem(&endpoints, &key, &ne, BPF_NOEXIST);
+	if (err) {
+		if (err == -17 /* EEXIST */) {
+			/* A live socket already has our key: the key no
+			 * longer names one connection; nobody pairs on it. */
+			e = bpf_map_lookup_elem(&endpoints, &key);
+			if (e)
+				__sync_fetch_and_or(&e->flags, EP_AMBIGUOUS);
+			STAT_ADD(fallbacks[FB_AMBIGUOUS], 1);
+		} else {
+			STAT_ADD(fallbacks[FB_NO_ROOM], 1);
+		}
+		untrack_self(st, cookie);
 		return;
 	}
-	st->flags |= SS_TRACKED;
-	STAT_ADD(sockets_added, 1);
-	/* The kernel drops the sock_hash entry itself at close; we want the
-	 * close to release our endpoint entry and keep the gauges right. */
+	st->flags |= SS_ENDPOINT;
+	/* STATE_CB: see the close.  PARSE_ALL_HDR_OPT: be called on our first
+	 * packet in, to leave before a TCP byte is queued to us if nobody
+	 * claimed us (tcp_input.c, bpf_skops_parse_hdr). */
 	bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags |
-					 BPF_SOCK_OPS_STATE_CB_FLAG);
-	/* After the insert: sock_map_link() has set up our psock. */
-	psock = own_psock(sk, &rcvbuf);
+					 BPF_SOCK_OPS_STATE_CB_FLAG |
+					 BPF_SOCK_OPS_PARSE_ALL_HDR_OPT_CB_FLAG);
+}
 
-	st->service_port = sport;
+/* Passive end: pair now, or never be tracked. */
+static __always_inline void track_passive(struct bpf_sock_ops *skops)
+{
+	struct sock_key key = {}, rkey = {};
+	struct sock_state *st;
+	struct bpf_sock *sk;
+	struct endpoint *e;
+	__u64 cookie = 0, psock;
+	__u32 rcvbuf;
+	__u16 sport;
 
+	sk = skops->sk;
+	if (!sk || worth_tracking(skops, &sport) || key_from_sockops(&key, skops))
+		return;
 	sock_key_reverse(&rkey, &key);
 	e = bpf_map_lookup_elem(&endpoints, &rkey);
-	if (e) {
-		if ((e->flags & EP_AMBIGUOUS) && !e->peer_cookie) {
-			st->flags |= SS_AMBIGUOUS;
-			return;
-		}
-		if (e->snd_isn == rcv && e->rcv_isn == snd &&
-		    __sync_val_compare_and_swap(&e->claimed, 0, 1) == 0) {
-			e->peer_psock = psock;
-			e->peer_rcvbuf = rcvbuf;
-			/* publish last; a fetching atomic is fully ordered */
-			__sync_lock_test_and_set(&e->peer_cookie, cookie);
-			st->peer_cookie = e->cookie;
-			st->peer_psock = e->psock;
-			st->peer_rcvbuf = e->rcvbuf;
-			st->flags |= SS_PAIRED;
-			STAT_ADD(pairs, 1);
-			return;
-		}
-		/* Same mirrored 4-tuple, different connection (another
-		 * namespace): not our peer.  Register ourselves instead. */
-	}
-
-	ne.cookie = cookie;
-	ne.psock = psock;
-	ne.rcvbuf = rcvbuf;
-	ne.snd_isn = snd;
-	ne.rcv_isn = rcv;
-	err = bpf_map_update_elem(&endpoints, &key, &ne, BPF_NOEXIST);
-	if (!err) {
-		st->flags |= SS_ENDPOINT;
+	if (!e || e->peer_cookie) {
+		STAT_ADD(fallbacks[FB_NO_PEER], 1);
 		return;
 	}
-	if (err == -17 /* EEXIST */) {
-		/* A live socket already has our key: the key no longer names
-		 * one connection.  Neither of us pairs on it. */
-		e = bpf_map_lookup_elem(&endpoints, &key);
-		if (e)
-			__sync_fetch_and_or(&e->flags, EP_AMBIGUOUS);
-		st->flags |= SS_AMBIGUOUS;
+	if (e->flags & EP_AMBIGUOUS) {
+		STAT_ADD(fallbacks[FB_AMBIGUOUS], 1);
+		return;
 	}
+	/* Same mirrored 4-tuple but another connection (other namespace) */
+	if (e->snd_isn != skops->rcv_nxt || e->rcv_isn != skops->snd_nxt) {
+		STAT_ADD(fallbacks[FB_NO_PEER], 1);
+		return;
+	}
+	st = track_self(skops, sk, &cookie);
+	if (!st)
+		return;
+	psock = own_psock(sk, &rcvbuf);
+	e->peer_psock = psock;
+	e->peer_rcvbuf = rcvbuf;
+	/* The claim; a fetching atomic is fully ordered, so the owner sees
+	 * the fields above once it sees our cookie. */
+	if (__sync_val_compare_and_swap(&e->peer_cookie, 0, cookie) != 0) {
+		/* withdrawn (its first byte went out) or claimed meanwhile */
+		STAT_ADD(fallbacks[FB_NO_PEER], 1);
+		untrack_self(st, cookie);
+		return;
+	}
+	st->service_port = sport;
+	st->peer_cookie = e->cookie;
+	st->peer_psock = e->psock;
+	st->peer_rcvbuf = e->rcvbuf;
+	st->flags |= SS_PAIRED;
+	STAT_ADD(pairs, 1);
+	bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags |
+					 BPF_SOCK_OPS_STATE_CB_FLAG);
+}
+
+/*
+ * The active end decides, at its first send or first packet in, whichever
+ * comes first: adopt the claimer as peer, or withdraw (nobody can claim it
+ * afterwards).  Returns 0 when paired.
+ */
+static __always_inline int active_decide(struct sock_state *st, struct sock_key *key)
+{
+	struct endpoint *e;
+	__u64 peer;
+
+	if (st->flags & SS_PAIRED)
+		return 0;
+	if (!(st->flags & SS_ENDPOINT))
+		return -1;
+	e = bpf_map_lookup_elem(&endpoints, key);
+	if (!e)
+		return -1;
+	peer = __sync_val_compare_and_swap(&e->peer_cookie, 0, EP_WITHDRAWN);
+	if (peer && peer != EP_WITHDRAWN) {
+		st->peer_cookie = peer;
+		st->peer_psock = e->peer_psock;
+		st->peer_rcvbuf = e->peer_rcvbuf;
+		st->flags = (st->flags & ~SS_ENDPOINT) | SS_PAIRED;
+		bpf_map_delete_elem(&endpoints, key);
+		return 0;
+	}
+	st->flags &= ~SS_ENDPOINT;
+	bpf_map_delete_elem(&endpoints, key);
+	return -1;
+}
+
+/* First packet in for an active end: decide, and leave the SOCKHASH if
+ * unpaired, before the packet's data is queued. */
+static __always_inline void active_first_packet(struct bpf_sock_ops *skops)
+{
+	struct sock_key key = {};
+	struct sock_state *st;
+	struct bpf_sock *sk;
+	__u64 cookie;
+
+	bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags &
+					 ~BPF_SOCK_OPS_PARSE_ALL_HDR_OPT_CB_FLAG);
+	sk = skops->sk;
+	if (!sk)
+		return;
+	st = bpf_sk_storage_get(&sk_state, sk, 0, 0);
+	if (!st || !(st->flags & SS_TRACKED) || (st->flags & SS_PAIRED))
+		return;
+	if (key_from_sockops(&key, skops))
+		return;
+	if (active_decide(st, &key) == 0)
+		return;
+	if (!(st->flags & SS_TCP)) /* not counted at a send already */
+		STAT_ADD(fallbacks[FB_NO_PEER], 1);
+	cookie = bpf_get_socket_cookie(skops);
+	untrack_self(st, cookie);
 }
 
 static __always_inline void track_closed(struct bpf_sock_ops *skops)
@@ -340,24 +470,25 @@ static __always_inline void track_closed(struct bpf_sock_ops *skops)
 	if (!sk)
 		return;
 	st = bpf_sk_storage_get(&sk_state, sk, 0, 0);
-	if (!st)
+	if (!st || !(st->flags & SS_TRACKED))
 		return;
 	STAT_ADD(sockets_closed, 1);
-	if (st->flags & SS_TRACKED)
-		port_profile_update(st->service_port, st->msgs);
+	port_profile_update(st->service_port, st->msgs);
+	if (st->flags & SS_PAIRED)
+		STAT_ADD(paired_closed, 1);
 	if (st->flags & SS_ENDPOINT) {
 		st->flags &= ~SS_ENDPOINT;
 		if (key_from_sockops(&key, skops))
 			return;
 		e = bpf_map_lookup_elem(&endpoints, &key);
 		if (e && e->cookie == bpf_get_socket_cookie(skops)) {
-			if (e->peer_cookie)
+			/* claimed but never adopted: a pair all the same */
+			if (e->peer_cookie && e->peer_cookie != EP_WITHDRAWN)
 				STAT_ADD(paired_closed, 1);
 			bpf_map_delete_elem(&endpoints, &key);
 		}
-	} else if (st->flags & SS_PAIRED) {
-		STAT_ADD(paired_closed, 1);
 	}
+	st->flags &= ~SS_TRACKED;
 }
 
 SEC("sockops")
@@ -365,8 +496,13 @@ int sockops_track(struct bpf_sock_ops *skops)
 {
 	switch (skops->op) {
 	case BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB:
+		track_active(skops);
+		break;
 	case BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB:
-		track_established(skops);
+		track_passive(skops);
+		break;
+	case BPF_SOCK_OPS_PARSE_HDR_OPT_CB:
+		active_first_packet(skops);
 		break;
 	case BPF_SOCK_OPS_STATE_CB:
 		if (skops->args[1] == BPF_TCP_CLOSE)
@@ -388,37 +524,6 @@ static __always_inline int fall_back(struct sock_state *st, enum fallback_reason
 	STAT_ADD(tcp_msgs, 1);
 	STAT_ADD(tcp_bytes, size);
 	return SK_PASS;
-}
-
-/* The first end to be established learns its peer lazily, on its first
- * send: the peer wrote its cookie into our endpoint entry when it claimed
- * it.  Returns FB__MAX when paired, else the reason we are not. */
-static __always_inline int adopt_peer(struct sk_msg_md *msg, struct sock_state *st)
-{
-	struct sock_addr_view v = {};
-	struct sock_key key = {};
-	struct endpoint *e;
-
-	if (st->flags & SS_AMBIGUOUS)
-		return FB_AMBIGUOUS;
-	if (!(st->flags & SS_ENDPOINT))
-		return FB_NO_PEER;
-	view_from_msg(&v, msg);
-	if (sock_key_build(&key, &v))
-		return FB_NO_PEER;
-	if (sock_key_is_loopback(&key))
-		key.netns = bpf_get_netns_cookie(msg);
-	e = bpf_map_lookup_elem(&endpoints, &key);
-	if (!e)
-		return FB_NO_PEER;
-	if (!e->peer_cookie)
-		return (e->flags & EP_AMBIGUOUS) ? FB_AMBIGUOUS : FB_NO_PEER;
-	st->peer_cookie = e->peer_cookie;
-	st->peer_psock = e->peer_psock;
-	st->peer_rcvbuf = e->peer_rcvbuf;
-	st->flags = (st->flags & ~SS_ENDPOINT) | SS_PAIRED;
-	bpf_map_delete_elem(&endpoints, &key);
-	return FB__MAX;
 }
 
 /*
@@ -446,13 +551,14 @@ static __always_inline int peer_backlogged(const struct sock_state *st, __u32 si
 SEC("sk_msg")
 int msg_redirect(struct sk_msg_md *msg)
 {
+	struct sock_addr_view v = {};
 	struct accel_config *cfg;
+	struct sock_key key = {};
 	struct sock_state *st;
 	struct bpf_sock *sk;
 	__u32 size = msg->size;
 	__u32 zero = 0;
 	__u64 peer;
-	int why;
 
 	sk = msg->sk;
 	if (!sk)
@@ -467,19 +573,26 @@ int msg_redirect(struct sk_msg_md *msg)
 		return SK_PASS;
 	}
 	cfg = bpf_map_lookup_elem(&accel_config, &zero);
-	if (cfg && cfg->paused)
-		return fall_back(st, FB_PAUSED, size);
+	if (cfg && cfg->test_force_tcp)
+		return fall_back(st, FB_POLICY, size);
 	if (!(st->flags & SS_PAIRED)) {
-		why = adopt_peer(msg, st);
-		if (why != FB__MAX)
-			return fall_back(st, why, size);
+		/* Active end's first send before anything came in: decide.
+		 * Withdrawn, our bytes go through TCP to a peer that is not
+		 * tracked, and we leave the SOCKHASH at our first packet in. */
+		view_from_msg(&v, msg);
+		if (sock_key_build(&key, &v))
+			return fall_back(st, FB_NO_PEER, size);
+		if (sock_key_is_loopback(&key))
+			key.netns = bpf_get_netns_cookie(msg);
+		if (active_decide(st, &key))
+			return fall_back(st, FB_NO_PEER, size);
 	}
-	if (peer_backlogged(st, size))
+	if (slow_reader_fallback && peer_backlogged(st, size))
 		return fall_back(st, FB_SLOW_READER, size);
 	peer = st->peer_cookie;
-	/* On a missing key the helper returns SK_DROP and sets no redirect;
-	 * we must still return SK_PASS, or sendmsg fails with EACCES
-	 * (net/core/sock_map.c bpf_msg_redirect_hash, net/ipv4/tcp_bpf.c). */
+	/* On a missing key (the peer closed) the helper returns SK_DROP and
+	 * sets no redirect; we must still return SK_PASS, or sendmsg fails
+	 * with EACCES (net/core/sock_map.c bpf_msg_redirect_hash). */
 	if (bpf_msg_redirect_hash(msg, &sock_hash, &peer, BPF_F_INGRESS) != SK_PASS)
 		return fall_back(st, FB_NO_PEER, size);
 	st->redirected_bytes += size;

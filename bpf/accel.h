@@ -9,9 +9,13 @@
 #include "sockkey.h"
 
 /*
- * Why a direction of a connection travels through TCP instead of being
- * redirected.  Counted once per socket direction, at the moment it is
- * decided; a direction that took TCP stays on TCP (see SS_TCP).
+ * Why a socket is not accelerated.  Counted once per socket, when decided.
+ * A socket in the SOCKHASH never receives a byte through TCP: on this
+ * kernel FIONREAD on it counts only redirected bytes (tcp_bpf_ioctl), and
+ * nginx stops reading when FIONREAD says 0.  So a socket is tracked only
+ * while paired, and a paired direction never switches to TCP, except when
+ * the peer is gone, or for a slow reader on a kernel whose FIONREAD
+ * counts TCP bytes too (selftest: fionread_tcp).
  * Keep accel_fallback_names[] in agent/stats.c in the same order.
  */
 enum fallback_reason {
@@ -19,7 +23,7 @@ enum fallback_reason {
 	FB_AMBIGUOUS,   /* our key or the peer's was seen twice: never pair on it */
 	FB_STICKY_TCP,  /* bytes already went through TCP before we tracked it */
 	FB_SLOW_READER, /* the peer's unread redirected bytes reached the bound */
-	FB_PAUSED,      /* `ngx-sockmap pause` */
+	FB_PAUSED,      /* established while paused: not tracked */
 	FB_POLICY,      /* port policy: socket not tracked at all */
 	FB_NO_ROOM,     /* a map was full */
 	FB_SHORT_LIVED, /* its service port carries short connections: not tracked */
@@ -62,30 +66,33 @@ struct sock_state {
 };
 
 /*
- * Rendezvous entry: the first end of a connection to be established
- * registers its key here; the second end finds it under the reversed key,
- * checks the initial sequence numbers cross-match and claims it.
+ * Rendezvous entry.  The active end (connect) reaches ESTABLISHED first and
+ * registers its key here; the passive end (accept) looks it up under the
+ * reversed key, checks the initial sequence numbers cross-match and claims
+ * it.  peer_cookie is the one word both race on, with cmpxchg from 0: the
+ * passive end writes its cookie (paired), or the active end writes
+ * EP_WITHDRAWN when it must decide before anyone claimed it (its first send
+ * or first packet in).  Whoever loses leaves the SOCKHASH.
  */
 enum endpoint_flags {
 	EP_AMBIGUOUS = 1 << 0,
 };
 
+#define EP_WITHDRAWN (~0ULL)
+
 struct endpoint {
-	/* written by the owner at registration */
+	/* written by the owner (active end) at registration */
 	__u64 cookie;      /* owner's socket cookie */
 	__u64 psock;       /* owner's psock address (slow-reader check) */
 	__u32 snd_isn;     /* owner's snd_nxt at ESTABLISHED (its ISN + 1) */
 	__u32 rcv_isn;     /* owner's rcv_nxt at ESTABLISHED (peer's ISN + 1) */
 	__u32 rcvbuf;      /* owner's sk_rcvbuf at ESTABLISHED */
 	__u32 flags;       /* enum endpoint_flags */
-	/* written by the one claimer: claimed 0 -> 1 by cmpxchg, then the
-	 * peer_* fields, then peer_cookie is published with an atomic xchg
-	 * (ordered after them); the owner adopts once peer_cookie != 0. */
-	__u64 claimed;
-	__u64 peer_cookie;
+	/* written by the claimer before its cmpxchg on peer_cookie */
 	__u64 peer_psock;
 	__u32 peer_rcvbuf;
 	__u32 _pad;
+	__u64 peer_cookie; /* 0, the claimer's cookie, or EP_WITHDRAWN */
 };
 
 /*
@@ -109,8 +116,8 @@ struct port_profile {
 
 /* Runtime switches the agent writes (array map of one element). */
 struct accel_config {
-	__u32 paused; /* 1: every direction that sends next falls back to TCP */
-	__u32 _pad;
+	__u32 paused;         /* 1: connections established now are not tracked */
+	__u32 test_force_tcp; /* self-test only: every send takes TCP */
 };
 
 #define ACCEL_MAX_SOCKETS 131072

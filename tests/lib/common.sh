@@ -90,6 +90,8 @@ AGENT_SHORT_CONN=${AGENT_SHORT_CONN:-0}
 agent_start() {
 	local follow=(--short-conn "$AGENT_SHORT_CONN")
 	[ "$AGENT_FOLLOW" = 1 ] || follow+=(--no-follow)
+	# metrics only where a test asks for them (metrics_endpoint.sh)
+	[[ " $* " == *" --metrics "* ]] || follow+=(--metrics off)
 	"$AGENT" run "${follow[@]}" "$@" >"$TMP/agent.out" 2>"$TMP/agent.err" &
 	AGENT_PID=$!
 	on_exit "agent_stop"

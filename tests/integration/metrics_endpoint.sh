@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# timeout: 120
+# Proves: with --xdp on a veth whose peer sits in a namespace the test made,
+# XDP counts exactly the packets sent (per interface and kind, and per
+# source in the top-K); /metrics passes `promtool check metrics`, carries
+# the data-plane counters and says the XDP mode; /healthz answers.  Bad
+# --metrics/--xdp input: one clear line, non-zero exit, nothing attached.
+. "$(dirname "$0")/../lib/common.sh"
+command -v promtool >/dev/null || skip "promtool missing (Debian package prometheus; make deps)"
+
+cg=$(cg_make metrics)
+ns=$(ns_make xdp)
+host=vsm$$h
+peer=vsm$$p
+ip link add "$host" type veth peer name "$peer" || fail "veth"
+on_exit "ip link del '$host'"
+ip link set "$peer" netns "$ns"
+# No IPv6 (no ND/MLD frames) and static neighbours (no ARP): the only
+# frames on the wire are the ones we send.
+sysctl -qw "net.ipv6.conf.$host.disable_ipv6=1"
+ip netns exec "$ns" sysctl -qw "net.ipv6.conf.$peer.disable_ipv6=1"
+ip addr add 10.213.9.1/30 dev "$host"
+ip -n "$ns" addr add 10.213.9.2/30 dev "$peer"
+ip link set "$host" up
+ip -n "$ns" link set "$peer" up
+hmac=$(cat "/sys/class/net/$host/address")
+pmac=$(ip netns exec "$ns" cat "/sys/class/net/$peer/address")
+ip neigh replace 10.213.9.2 lladdr "$pmac" dev "$host" nud permanent
+ip -n "$ns" neigh replace 10.213.9.1 lladdr "$hmac" dev "$peer" nud permanent
+
+port=19435
+agent_start -c "$cg" --xdp "$host" --metrics 127.0.0.1:$port
+sleep 0.5 # frames from link-up are counted before we send
+base=$(curl -s "127.0.0.1:$port/metrics" |
+	sed -n "s/^ngx_sockmap_xdp_packets_total{interface=\"$host\",kind=\"ipv4\"} //p")
+N=250
+ip netns exec "$ns" python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for i in range(int(sys.argv[1])):
+    s.sendto(b"x" * 100, ("10.213.9.1", 9))' $N
+sleep 0.5
+curl -s "127.0.0.1:$port/metrics" >"$TMP/metrics.txt" || fail "scrape failed"
+promtool check metrics <"$TMP/metrics.txt" >"$TMP/promtool.out" 2>&1 ||
+	fail "promtool: $(cat "$TMP/promtool.out")"
+ok "promtool check metrics passes"
+get() { sed -n "s/^$1 //p" "$TMP/metrics.txt"; }
+v4=$(get "ngx_sockmap_xdp_packets_total{interface=\"$host\",kind=\"ipv4\"}")
+assert_eq "$((v4 - ${base:-0}))" "$N" "XDP counted exactly the $N IPv4 packets sent"
+assert_eq "$(get "ngx_sockmap_top_source_packets{rank=\"1\",source=\"10.213.9.2\"}")" "$N" \
+	"top source is the sender, with every packet"
+b=$(get "ngx_sockmap_top_source_bytes{rank=\"1\",source=\"10.213.9.2\"}")
+assert_eq "$b" "$((N * (14 + 20 + 8 + 100)))" "its bytes count whole frames"
+mode=$(sed -n "s/^ngx_sockmap_xdp_attached{interface=\"$host\",mode=\"\([a-z]*\)\"} 1$/\1/p" "$TMP/metrics.txt")
+[ -n "$mode" ] || fail "no XDP mode in metrics"
+ok "XDP attached in $mode mode"
+"$AGENT" status | grep -q "xdp .*$host ($mode mode)" || fail "status does not show the XDP mode"
+ok "status shows the XDP mode"
+for m in ngx_sockmap_build_info ngx_sockmap_redirected_bytes_total ngx_sockmap_pairs_total \
+	'ngx_sockmap_fallbacks_total{reason="no_peer"}' 'ngx_sockmap_selftest_passed{check="order"}'; do
+	grep -q "^$m" "$TMP/metrics.txt" || fail "missing $m"
+done
+ok "data-plane counters, self-test and build info exported"
+assert_eq "$(curl -s "127.0.0.1:$port/healthz")" "ok" "/healthz"
+assert_eq "$(curl -s -o /dev/null -w '%{http_code}' "127.0.0.1:$port/nope")" 404 "unknown path is 404"
+agent_stop
+ip link show "$host" | grep -q xdp && fail "XDP still attached to $host after exit"
+ok "XDP detached on exit"
+
+# Bad input: one line, non-zero, nothing attached.
+one_line() { # one_line WANT_RC LABEL CMD...
+	local want=$1 label=$2 rc n
+	shift 2
+	timeout 20 "$@" >"$TMP/o" 2>"$TMP/e"
+	rc=$?
+	n=$(wc -l <"$TMP/e")
+	[ "$rc" = "$want" ] && [ "$n" = 1 ] || fail "$label: exit $rc lines $n: $(cat "$TMP/e")"
+	[ -z "$(bpftool cgroup show "$cg")" ] || fail "$label: left something attached"
+	ip link show "$host" | grep -q xdp && fail "$label: left XDP attached"
+	ok "$label: exit $rc: $(cat "$TMP/e")"
+}
+python3 -c '
+import socket, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", 19436)); s.listen(1); time.sleep(30)' &
+busy=$!
+on_exit "kill $busy"
+wait_port 127.0.0.1 19436
+one_line 1 "metrics port in use" "$AGENT" run --no-follow -c "$cg" --xdp "$host" --metrics 127.0.0.1:19436
+one_line 1 "missing interface" "$AGENT" run --no-follow -c "$cg" --xdp nosuchif0
+one_line 2 "interface name too long" "$AGENT" run --no-follow -c "$cg" --xdp averyveryverylongname0
+one_line 2 "bad listen address" "$AGENT" run --no-follow -c "$cg" --metrics localhost:80
