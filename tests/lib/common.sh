@@ -57,7 +57,8 @@ cg_make() {
 cg_remove() { # kill what is left inside, then rmdir
 	local p=$1 i
 	for i in 1 2 3 4 5 6 7 8 9 10; do
-		[ -s "$p/cgroup.procs" ] || break
+		# cgroupfs files report size 0: read, don't test -s
+		[ -n "$(cat "$p/cgroup.procs" 2>/dev/null)" ] || break
 		xargs -r kill -9 <"$p/cgroup.procs" 2>/dev/null
 		sleep 0.2
 	done

@@ -1,0 +1,203 @@
+# timeout: 120
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# Proves: loopback connections in two network namespaces with identical
+# 4-tuples (127.0.0.1:SPORT -> 127.0.0.1:9000, same fixed source port) are
+# never paired with each other.  In namespace A only the server is in an
+# attached cgroup, in B only the client, so each world has exactly one
+# tracked end whose mirror-image twin is tracked in the other world.  The
+# two connections are open at the same time, once with A established first
+# and once with B first.  Each client sends its own seeded pattern and each
+# server must receive exactly its own namespace's bytes (and answer with a
+# pattern of its own seed that its client checks); pairs and
+# redirected_msgs must not move at all, while sockets_total shows the
+# attached ends were tracked.
+. "$(dirname "$0")/../lib/common.sh"
+
+K=$TOOLS/tcpkit
+[ -x "$K" ] || fail "$K not built (make tools)"
+
+# cg_new VAR NAME / ns_new VAR NAME: cg_make / ns_make in this shell (a
+# $(...) subshell would lose the cleanup they register).  cg_new also kills
+# what is left in the cgroup before cg_remove runs: cgroupfs files have size
+# 0, so cg_remove's `[ -s cgroup.procs ]` never sees the processes and its
+# rmdir fails while one lives.
+cg_new() {
+	cg_make "$2" >"$TMP/cg_new" || exit 1
+	printf -v "$1" '%s' "$(cat "$TMP/cg_new")"
+	on_exit "cg_kill '${!1}'"
+}
+cg_kill() {
+	local i
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		[ -n "$(cat "$1/cgroup.procs" 2>/dev/null)" ] || return 0
+		xargs -r kill -9 <"$1/cgroup.procs" 2>/dev/null
+		sleep 0.2
+	done
+}
+ns_new() {
+	ns_make "$2" >"$TMP/ns_new" || exit 1
+	printf -v "$1" '%s' "$(cat "$TMP/ns_new")"
+}
+# st VAR FIELD: a numeric field of `ngx-sockmap status --json` into VAR
+st() {
+	local v
+	v=$(stat_get "$2" 2>"$TMP/st.err")
+	[[ $v =~ ^[0-9]+$ ]] ||
+		fail "status --json field $2: got '$v' $(head -c 200 "$TMP/st.err")"
+	printf -v "$1" '%s' "$v"
+}
+fallbacks() {
+	"$AGENT" status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["fallbacks"])'
+}
+# rf NAME FIELD: a field of the result line of tcpkit run NAME
+rf() { sed -n "s/^result .* $2=\([^ ]*\).*/\1/p" "$TMP/$1.res" 2>/dev/null | tail -n 1; }
+# in_cg_ns CGROUP NETNS CMD...: CMD in CGROUP and, unless NETNS is -, in
+# NETNS (cgroup first: `ip netns exec` remounts /sys over the cgroup tree)
+in_cg_ns() {
+	local cg=$1 ns=$2
+	shift 2
+	if [ "$ns" = - ]; then
+		cg_exec "$cg" "$@"
+	else
+		cg_exec "$cg" ip netns exec "$ns" "$@"
+	fi
+}
+# tk_server NAME CGROUP NETNS ARGS...: tcpkit server in the background,
+# waits until it listens; SPORT[NAME] = its port.  tk_wait NAME: its status.
+declare -A PID SPORT
+tk_server() {
+	local name=$1 cg=$2 ns=$3 i
+	shift 3
+	rm -f "$TMP/$name.port" "$TMP/$name.res"
+	in_cg_ns "$cg" "$ns" "$K" server --ready-file "$TMP/$name.port" \
+		--out "$TMP/$name.res" "$@" >"$TMP/$name.log" 2>&1 &
+	PID[$name]=$!
+	on_exit "kill ${PID[$name]}"
+	for i in $(seq 1 100); do
+		if [ -s "$TMP/$name.port" ]; then
+			SPORT[$name]=$(cat "$TMP/$name.port")
+			return 0
+		fi
+		kill -0 "${PID[$name]}" 2>/dev/null ||
+			fail "server $name exited before listening: $(tail -n 5 "$TMP/$name.log")"
+		sleep 0.05
+	done
+	fail "server $name not listening after 5 s"
+}
+tk_wait() { wait "${PID[$1]}"; }
+# tk_client NAME CGROUP NETNS ARGS...: tcpkit client, in the foreground
+tk_client() {
+	local name=$1 cg=$2 ns=$3
+	shift 3
+	rm -f "$TMP/$name.res"
+	in_cg_ns "$cg" "$ns" "$K" client --out "$TMP/$name.res" "$@" >"$TMP/$name.log" 2>&1
+}
+# tk_client_bg NAME CGROUP NETNS ARGS...: the same in the background (tk_wait)
+tk_client_bg() {
+	local name=$1 cg=$2 ns=$3
+	shift 3
+	rm -f "$TMP/$name.res"
+	in_cg_ns "$cg" "$ns" "$K" client --out "$TMP/$name.res" "$@" >"$TMP/$name.log" 2>&1 &
+	PID[$name]=$!
+	on_exit "kill ${PID[$name]}"
+}
+# tk_ok NAME LABEL: tcpkit run NAME reported ok=1
+tk_ok() {
+	local line
+	line=$(grep '^result' "$TMP/$1.res" 2>/dev/null)
+	log "$1: ${line:-no result line}"
+	if [ "$(rf "$1" ok)" != 1 ]; then
+		grep -v '^result' "$TMP/$1.log" 2>/dev/null | tail -n 10 | sed 's/^/#   /'
+		fail "$2: tcpkit $1 reports a failure: ${line:-no result line}"
+	fi
+	ok "$2"
+}
+# wait_file FILE LABEL: wait up to 10 s for FILE to appear
+wait_file() {
+	local i
+	for i in $(seq 1 200); do
+		[ -e "$1" ] && return 0
+		sleep 0.05
+	done
+	fail "$2: $1 did not appear within 10 s"
+}
+
+cg_new CAS a_srv # attached
+cg_new CAC a_cli # not attached
+cg_new CBC b_cli # attached
+cg_new CBS b_srv # not attached
+ns_new NA a
+ns_new NB b
+agent_start -c "$CAS" -c "$CBC"
+# progs CGROUP: how many BPF programs are attached to CGROUP
+progs() {
+	bpftool -j cgroup show "$1" 2>/dev/null | python3 -c '
+import json, sys
+t = sys.stdin.read().strip()
+print(len(json.loads(t)) if t else 0)'
+}
+assert_ge "$(progs "$CAS")" 1 "A's server cgroup is attached"
+assert_ge "$(progs "$CBC")" 1 "B's client cgroup is attached"
+assert_eq "$(progs "$CAC")/$(progs "$CBS")" 0/0 "A's client and B's server cgroups are not"
+
+PORT=9000 BYTES=1048576 SEED_A=1111 SEED_B=2222
+srv_args=(--listen 127.0.0.1:$PORT --mode verify --expect-bytes $BYTES
+	--reply-bytes $BYTES --conns 2 --duration 60)
+tk_server sa "$CAS" "$NA" "${srv_args[@]}" --seed $SEED_A
+tk_server sb "$CBS" "$NB" "${srv_args[@]}" --seed $SEED_B
+
+st p0 pairs
+st m0 redirected_msgs
+st s0 sockets_total
+st n0 fallbacks.no_peer
+
+# round FIRST SPORT: both clients use source port SPORT; FIRST connects
+# first and holds its connection idle for 2 s, the other connects while
+# it is open, sends after 0.6 s and completes; then FIRST sends.
+round() {
+	local first=$1 sport=$2 x second
+	second=B
+	[ "$first" = B ] && second=A
+	for x in "$first" "$second"; do
+		local cg=$CAC ns=$NA seed=$SEED_A delay=2000
+		[ "$x" = B ] && cg=$CBC ns=$NB seed=$SEED_B
+		[ "$x" = "$second" ] && delay=600
+		tk_client_bg c$x$sport "$cg" "$ns" --connect 127.0.0.1:$PORT \
+			--bind 127.0.0.1:$sport --mode verify --seed $seed --bytes $BYTES \
+			--start-delay $delay --connected-file "$TMP/conn.$x.$sport"
+		wait_file "$TMP/conn.$x.$sport" "client $x (port $sport) connected"
+	done
+	ss_a=$(ip netns exec "$NA" ss -Htn state established "( sport = :$sport )")
+	ss_b=$(ip netns exec "$NB" ss -Htn state established "( sport = :$sport )")
+	log "A: $ss_a"
+	log "B: $ss_b"
+	[ -n "$ss_a" ] && [ -n "$ss_b" ] ||
+		fail "round $first first: the two connections were not open at the same time"
+	for x in A B; do
+		tk_wait c$x$sport
+		tk_ok c$x$sport "$first first: client $x got its own server's ack and answer"
+	done
+}
+round A 40001
+round B 40002
+
+tk_wait sa
+tk_ok sa "server A received exactly A's bytes on both connections"
+tk_wait sb
+tk_ok sb "server B received exactly B's bytes on both connections"
+assert_eq "$(rf sa bytes_in)" $((2 * BYTES)) "server A read exactly two payloads"
+assert_eq "$(rf sb bytes_in)" $((2 * BYTES)) "server B read exactly two payloads"
+
+st p1 pairs
+st m1 redirected_msgs
+st s1 sockets_total
+st n1 fallbacks.no_peer
+log "pairs +$((p1 - p0)) redirected_msgs +$((m1 - m0)) sockets_total +$((s1 - s0))" \
+	"no_peer +$((n1 - n0)); fallbacks: $(fallbacks)"
+assert_ge $((s1 - s0 + n1 - n0)) 4 \
+	"the data plane saw the attached ends (tracked, or refused as no_peer)"
+assert_eq $((p1 - p0)) 0 "no pair formed across namespaces"
+assert_eq $((m1 - m0)) 0 "no message was redirected"
+
+agent_stop || fail "agent did not exit 0 on SIGTERM"
+ok "agent exited cleanly"
