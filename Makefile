@@ -72,7 +72,7 @@ $(BUILD)/tools/%: tests/tools/%.c
 	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror $< -o $@ -lpthread
 
 UNITS := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(wildcard tests/unit/*.c))
-$(BUILD)/unit/%: tests/unit/%.c bpf/*.h agent/*.h $(AGENT_OBJS)
+$(BUILD)/unit/%: tests/unit/%.c tests/unit/check.h bpf/*.h agent/*.h $(AGENT_OBJS)
 	$(Q)mkdir -p $(dir $@)
 	@echo "  CC      $@"
 	$(Q)$(CC) $(CFLAGS) $< $(filter-out $(BUILD)/agent/main.o,$(AGENT_OBJS)) -o $@ $(LDLIBS)
@@ -80,7 +80,7 @@ $(BUILD)/unit/%: tests/unit/%.c bpf/*.h agent/*.h $(AGENT_OBJS)
 # Tests that load BPF objects (need root): tests/prog/*.c, run by the
 # integration scripts.
 PROGS := $(patsubst tests/prog/%.c,$(BUILD)/prog/%,$(wildcard tests/prog/*.c))
-$(BUILD)/prog/%: tests/prog/%.c bpf/*.h $(SKELS)
+$(BUILD)/prog/%: tests/prog/%.c tests/unit/check.h bpf/*.h $(SKELS)
 	$(Q)mkdir -p $(dir $@)
 	@echo "  CC      $@"
 	$(Q)$(CC) $(CFLAGS) $< -o $@ $(LDLIBS)

@@ -60,26 +60,28 @@ int telemetry_start(struct telemetry *t, const char *const *names, int n, char *
 		/* the packet path only looks its interface up */
 		bpf_map_update_elem(bpf_map__fd(t->skel->maps.xdp_totals), &x->ifindex, percpu,
 				    BPF_ANY);
-		/* Native where the driver has XDP, else generic (skb) mode:
-		 * slower, but it works on every interface. */
-		LIBBPF_OPTS(bpf_xdp_attach_opts, o);
-		x->link = NULL;
-		x->mode = "native";
-		if (bpf_xdp_attach(x->ifindex, bpf_program__fd(t->skel->progs.xdp_count),
-				   XDP_FLAGS_DRV_MODE | XDP_FLAGS_UPDATE_IF_NOEXIST, &o)) {
-			x->mode = "generic";
-			if (bpf_xdp_attach(x->ifindex, bpf_program__fd(t->skel->progs.xdp_count),
-					   XDP_FLAGS_SKB_MODE | XDP_FLAGS_UPDATE_IF_NOEXIST, &o)) {
-				snprintf(err, errlen, "attaching XDP to %s failed: %s%s", x->name,
-					 strerror(errno),
-					 errno == EBUSY || errno == EEXIST
-						 ? " (another XDP program is attached)" : "");
-				free(percpu);
-				return -errno;
-			}
+		/* A bpf_link: detached by the kernel whenever the agent exits,
+		 * SIGKILL included.  With no mode flag the kernel picks native
+		 * mode where the driver has XDP, else generic (net/core/dev.c,
+		 * dev_xdp_mode); ask which one it took. */
+		x->link = bpf_program__attach_xdp(t->skel->progs.xdp_count, x->ifindex);
+		if (!x->link) {
+			snprintf(err, errlen, "attaching XDP to %s failed: %s%s", x->name,
+				 strerror(errno),
+				 errno == EBUSY || errno == EEXIST
+					 ? " (another XDP program is attached)" : "");
+			free(percpu);
+			return -errno;
 		}
-		pr_info("XDP on %s in %s mode\n", x->name, x->mode);
+		{
+			LIBBPF_OPTS(bpf_xdp_query_opts, q);
+
+			x->mode = !bpf_xdp_query(x->ifindex, 0, &q) &&
+						  q.attach_mode == XDP_ATTACHED_DRV
+					  ? "native" : "generic";
+		}
 		t->n_ifaces++;
+		pr_info("XDP on %s in %s mode\n", x->name, x->mode);
 	}
 	free(percpu);
 	return 0;
@@ -87,21 +89,10 @@ int telemetry_start(struct telemetry *t, const char *const *names, int n, char *
 
 void telemetry_stop(struct telemetry *t)
 {
-	int i, fd;
-	__u32 id = 0;
+	int i;
 
-	for (i = 0; i < t->n_ifaces; i++) {
-		struct xdp_iface *x = &t->ifaces[i];
-		LIBBPF_OPTS(bpf_xdp_attach_opts, o);
-
-		/* detach only if the attached program is still ours */
-		fd = t->skel ? bpf_program__fd(t->skel->progs.xdp_count) : -1;
-		o.old_prog_fd = fd;
-		bpf_xdp_detach(x->ifindex,
-			       (strcmp(x->mode, "native") ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE) |
-				       XDP_FLAGS_REPLACE, &o);
-		(void)id;
-	}
+	for (i = 0; i < t->n_ifaces; i++)
+		bpf_link__destroy(t->ifaces[i].link);
 	t->n_ifaces = 0;
 	telemetry_bpf__destroy(t->skel);
 	t->skel = NULL;

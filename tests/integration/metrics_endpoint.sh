@@ -64,7 +64,7 @@ ok "data-plane counters, self-test and build info exported"
 assert_eq "$(curl -s "127.0.0.1:$port/healthz")" "ok" "/healthz"
 assert_eq "$(curl -s -o /dev/null -w '%{http_code}' "127.0.0.1:$port/nope")" 404 "unknown path is 404"
 agent_stop
-ip link show "$host" | grep -q xdp && fail "XDP still attached to $host after exit"
+ip link show "$host" | grep -q 'prog/xdp' && fail "XDP still attached to $host after exit"
 ok "XDP detached on exit"
 
 # Bad input: one line, non-zero, nothing attached.
@@ -76,7 +76,7 @@ one_line() { # one_line WANT_RC LABEL CMD...
 	n=$(wc -l <"$TMP/e")
 	[ "$rc" = "$want" ] && [ "$n" = 1 ] || fail "$label: exit $rc lines $n: $(cat "$TMP/e")"
 	[ -z "$(bpftool cgroup show "$cg")" ] || fail "$label: left something attached"
-	ip link show "$host" | grep -q xdp && fail "$label: left XDP attached"
+	ip link show "$host" | grep -q 'prog/xdp' && fail "$label: left XDP attached"
 	ok "$label: exit $rc: $(cat "$TMP/e")"
 }
 python3 -c '

@@ -3,22 +3,11 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdio.h>
+#include "check.h"
 #include <string.h>
 #include "options.h"
 #include "target.h"
 
-static int failures, checks;
-
-#define CHECK(cond, ...)                                            \
-	do {                                                        \
-		checks++;                                           \
-		if (!(cond)) {                                      \
-			failures++;                                 \
-			printf("FAIL %s:%d: ", __FILE__, __LINE__); \
-			printf(__VA_ARGS__);                        \
-			printf("\n");                               \
-		}                                                   \
-	} while (0)
 
 static struct port_set set;
 static char err[256];
@@ -112,6 +101,5 @@ int main(void)
 	test_pid();
 	test_listen();
 	test_resolve_refusals();
-	printf("%d checks, %d failed\n", checks, failures);
-	return failures != 0;
+	return CHECK_SUMMARY();
 }

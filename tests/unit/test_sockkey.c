@@ -3,21 +3,10 @@
  * directions, IPv4, IPv6, v4-mapped, byte order of the context fields. */
 #include <arpa/inet.h>
 #include <stdio.h>
+#include "check.h"
 #include <string.h>
 #include "sockkey.h"
 
-static int failures, checks;
-
-#define CHECK(cond, ...)                                              \
-	do {                                                          \
-		checks++;                                             \
-		if (!(cond)) {                                        \
-			failures++;                                   \
-			printf("FAIL %s:%d: ", __FILE__, __LINE__);   \
-			printf(__VA_ARGS__);                          \
-			printf("\n");                                 \
-		}                                                     \
-	} while (0)
 
 /* What the kernel puts in the context: remote_port as filter.c does it
  * (network-order skc_dport shifted into the upper half on little endian),
@@ -171,6 +160,5 @@ int main(void)
 	test_v4_stored_mapped();
 	test_loopback();
 	test_bad_family_and_padding();
-	printf("%d checks, %d failed\n", checks, failures);
-	return failures != 0;
+	return CHECK_SUMMARY();
 }
