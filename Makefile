@@ -27,7 +27,7 @@ LDLIBS     := -lbpf -lelf -lz -lcgroup -lmicrohttpd
 BPF_OBJS   := $(BUILD)/accel.bpf.o $(BUILD)/telemetry.bpf.o
 SKELS      := $(BPF_OBJS:.bpf.o=.skel.h)
 # keep the objects: bench/maps and tests load them too
-.SECONDARY: $(BPF_OBJS)
+.SECONDARY: $(BPF_OBJS) $(SKELS)
 AGENT_SRCS := $(wildcard agent/*.c)
 AGENT_OBJS := $(patsubst agent/%.c,$(BUILD)/agent/%.o,$(AGENT_SRCS))
 
