@@ -1,0 +1,111 @@
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# For the socket-level tests driven by build/tools/tcpkit: $K, cgroup and
+# namespace helpers that keep their cleanup in this shell, tcpkit runners
+# and result parsing.  Source after common.sh.
+
+K=$TOOLS/tcpkit
+[ -x "$K" ] || fail "$K not built (make tools)"
+
+# cg_new VAR NAME / ns_new VAR NAME: cg_make / ns_make with the result in
+# VAR, in this shell.  cg_new also registers cg_kill, so the cgroup is
+# emptied even if a later step of the cleanup fails.
+cg_new() {
+	cg_make "$2" >"$TMP/cg_new" || exit 1
+	printf -v "$1" '%s' "$(cat "$TMP/cg_new")"
+	on_exit "cg_kill '${!1}'"
+}
+cg_kill() {
+	local i
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		[ -n "$(cat "$1/cgroup.procs" 2>/dev/null)" ] || return 0
+		xargs -r kill -9 <"$1/cgroup.procs" 2>/dev/null
+		sleep 0.2
+	done
+}
+ns_new() {
+	ns_make "$2" >"$TMP/ns_new" || exit 1
+	printf -v "$1" '%s' "$(cat "$TMP/ns_new")"
+}
+# st VAR FIELD: a numeric field of `ngx-sockmap status --json` into VAR
+st() {
+	local v
+	v=$(stat_get "$2" 2>"$TMP/st.err")
+	[[ $v =~ ^[0-9]+$ ]] ||
+		fail "status --json field $2: got '$v' $(head -c 200 "$TMP/st.err")"
+	printf -v "$1" '%s' "$v"
+}
+fallbacks() {
+	"$AGENT" status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["fallbacks"])'
+}
+# rf NAME FIELD: a field of the result line of tcpkit run NAME
+rf() { sed -n "s/^result .* $2=\([^ ]*\).*/\1/p" "$TMP/$1.res" 2>/dev/null | tail -n 1; }
+# in_cg_ns CGROUP NETNS CMD...: CMD in CGROUP and, unless NETNS is -, in
+# NETNS (cgroup first: `ip netns exec` remounts /sys over the cgroup tree)
+in_cg_ns() {
+	local cg=$1 ns=$2
+	shift 2
+	if [ "$ns" = - ]; then
+		cg_exec "$cg" "$@"
+	else
+		cg_exec "$cg" ip netns exec "$ns" "$@"
+	fi
+}
+# tk_server NAME CGROUP NETNS ARGS...: tcpkit server in the background,
+# waits until it listens; SPORT[NAME] = its port.  tk_wait NAME: its status.
+declare -A PID SPORT
+tk_server() {
+	local name=$1 cg=$2 ns=$3 i
+	shift 3
+	rm -f "$TMP/$name.port" "$TMP/$name.res"
+	in_cg_ns "$cg" "$ns" "$K" server --ready-file "$TMP/$name.port" \
+		--out "$TMP/$name.res" "$@" >"$TMP/$name.log" 2>&1 &
+	PID[$name]=$!
+	on_exit "kill ${PID[$name]}"
+	for i in $(seq 1 100); do
+		if [ -s "$TMP/$name.port" ]; then
+			SPORT[$name]=$(cat "$TMP/$name.port")
+			return 0
+		fi
+		kill -0 "${PID[$name]}" 2>/dev/null ||
+			fail "server $name exited before listening: $(tail -n 5 "$TMP/$name.log")"
+		sleep 0.05
+	done
+	fail "server $name not listening after 5 s"
+}
+tk_wait() { wait "${PID[$1]}"; }
+# tk_client NAME CGROUP NETNS ARGS...: tcpkit client, in the foreground
+tk_client() {
+	local name=$1 cg=$2 ns=$3
+	shift 3
+	rm -f "$TMP/$name.res"
+	in_cg_ns "$cg" "$ns" "$K" client --out "$TMP/$name.res" "$@" >"$TMP/$name.log" 2>&1
+}
+# tk_client_bg NAME CGROUP NETNS ARGS...: the same in the background (tk_wait)
+tk_client_bg() {
+	local name=$1 cg=$2 ns=$3
+	shift 3
+	rm -f "$TMP/$name.res"
+	in_cg_ns "$cg" "$ns" "$K" client --out "$TMP/$name.res" "$@" >"$TMP/$name.log" 2>&1 &
+	PID[$name]=$!
+	on_exit "kill ${PID[$name]}"
+}
+# tk_ok NAME LABEL: tcpkit run NAME reported ok=1
+tk_ok() {
+	local line
+	line=$(grep '^result' "$TMP/$1.res" 2>/dev/null)
+	log "$1: ${line:-no result line}"
+	if [ "$(rf "$1" ok)" != 1 ]; then
+		grep -v '^result' "$TMP/$1.log" 2>/dev/null | tail -n 10 | sed 's/^/#   /'
+		fail "$2: tcpkit $1 reports a failure: ${line:-no result line}"
+	fi
+	ok "$2"
+}
+# wait_file FILE LABEL: wait up to 10 s for FILE to appear
+wait_file() {
+	local i
+	for i in $(seq 1 200); do
+		[ -e "$1" ] && return 0
+		sleep 0.05
+	done
+	fail "$2: $1 did not appear within 10 s"
+}
