@@ -9,26 +9,6 @@
 # worth, so the bytes really went through the sockmap redirect.
 . "$(dirname "$0")/../lib/common.sh"
 
-# st VAR FIELD: a numeric field of `ngx-sockmap status --json` into VAR
-st() {
-	local v
-	v=$(stat_get "$2" 2>"$TMP/st.err")
-	[[ $v =~ ^[0-9]+$ ]] ||
-		fail "status --json field $2: got '$v' $(head -c 200 "$TMP/st.err")"
-	printf -v "$1" '%s' "$v"
-}
-# diag: queues of this test's connections and the agent's view, printed
-# before a FAIL about traffic (DIAG_PORTS: this test's nginx ports)
-diag() {
-	local p f=
-	for p in $DIAG_PORTS; do f="$f${f:+ or }sport = :$p or dport = :$p"; done
-	echo "# ss -tni:"
-	ss -tni "( $f )" 2>&1 | head -40 | sed 's/^/#   /'
-	echo "# ngx-sockmap status:"
-	"$AGENT" status 2>&1 | sed 's/^/#   /'
-}
-fail_diag() { diag; fail "$@"; }
-
 U=$(cg_make up) || fail "$U"
 P=$(cg_make px) || fail "$P"
 C=$(cg_make cl) || fail "$C"

@@ -7,24 +7,6 @@
 # the `sockets` gauge falls back to 0 (every tracked socket seen closing).
 . "$(dirname "$0")/../lib/common.sh"
 
-st() { # st VAR FIELD: a numeric field of `ngx-sockmap status --json` into VAR
-	local v
-	v=$(stat_get "$2" 2>"$TMP/st.err")
-	[[ $v =~ ^[0-9]+$ ]] ||
-		fail "status --json field $2: got '$v' $(head -c 200 "$TMP/st.err")"
-	printf -v "$1" '%s' "$v"
-}
-# diag: queues of this test's connections and the agent's view, printed
-# before a FAIL about traffic (DIAG_PORTS: this test's nginx ports)
-diag() {
-	local p f=
-	for p in $DIAG_PORTS; do f="$f${f:+ or }sport = :$p or dport = :$p"; done
-	echo "# ss -tni:"
-	ss -tni "( $f )" 2>&1 | head -40 | sed 's/^/#   /'
-	echo "# ngx-sockmap status:"
-	"$AGENT" status 2>&1 | sed 's/^/#   /'
-}
-fail_diag() { diag; fail "$@"; }
 # wrk_check OUTFILE LABEL: wrk ran, made requests, no socket errors, no
 # non-2xx/3xx responses (wrk prints those lines only when non-zero)
 wrk_check() {

@@ -26,14 +26,6 @@ ns_new() {
 	ns_make "$2" >"$TMP/ns_new" || exit 1
 	printf -v "$1" '%s' "$(cat "$TMP/ns_new")"
 }
-# st VAR FIELD: a numeric field of `ngx-sockmap status --json` into VAR
-st() {
-	local v
-	v=$(stat_get "$2" 2>"$TMP/st.err")
-	[[ $v =~ ^[0-9]+$ ]] ||
-		fail "status --json field $2: got '$v' $(head -c 200 "$TMP/st.err")"
-	printf -v "$1" '%s' "$v"
-}
 fallbacks() {
 	"$AGENT" status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["fallbacks"])'
 }
