@@ -7,7 +7,7 @@ set -eu
 [ "$(id -u)" = 0 ] || { echo "make deps installs packages: run it as root (sudo make deps)" >&2; exit 1; }
 
 PKGS="clang-19 llvm-19 libelf-dev zlib1g-dev libcgroup-dev libmicrohttpd-dev pkg-config make gcc
-      nginx wrk curl iproute2 python3 procps util-linux kmod"
+      nginx wrk curl iproute2 python3 procps util-linux kmod prometheus"
 BACKPORTS_PKGS="libbpf-dev bpftool linux-libc-dev"
 
 missing=""
