@@ -572,8 +572,10 @@ int selftest_run(const char *cg2_mnt, struct selftest_report *r)
 		return ret;
 	}
 	skel = accel_bpf__open();
-	if (skel)
+	if (skel) {
 		skel->rodata->short_conn_msgs = 0; /* every test connection counts */
+		skel->rodata->selftest_knobs = 1;  /* check_fionread_tcp forces TCP */
+	}
 	if (!skel || accel_bpf__load(skel)) {
 		ret = -EINVAL;
 		pr_warn("selftest: loading the data plane failed\n");

@@ -44,6 +44,10 @@ const volatile __u32 short_conn_msgs = 4;
 /* Send a direction to TCP when its reader falls behind.  Only where the
  * self-test showed FIONREAD counts TCP bytes of a sockmap socket too. */
 const volatile __u32 slow_reader_fallback = 0;
+/* Set only in the self-test's private data plane: lets it force sends
+ * through TCP (accel_config.test_force_tcp).  0 here, so the verifier
+ * drops that map lookup from every sendmsg of the real data plane. */
+const volatile __u32 selftest_knobs = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_SOCKHASH);
@@ -572,9 +576,11 @@ int msg_redirect(struct sk_msg_md *msg)
 		STAT_ADD(tcp_bytes, size);
 		return SK_PASS;
 	}
-	cfg = bpf_map_lookup_elem(&accel_config, &zero);
-	if (cfg && cfg->test_force_tcp)
-		return fall_back(st, FB_POLICY, size);
+	if (selftest_knobs) {
+		cfg = bpf_map_lookup_elem(&accel_config, &zero);
+		if (cfg && cfg->test_force_tcp)
+			return fall_back(st, FB_POLICY, size);
+	}
 	if (!(st->flags & SS_PAIRED)) {
 		/* Active end's first send before anything came in: decide.
 		 * Withdrawn, our bytes go through TCP to a peer that is not
