@@ -12,6 +12,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "accel.h"
+#include "event_ring.h" /* before the skeletons: their arena struct */
 #include "accel.skel.h"
 #include "dataplane.h"
 #include "log.h"
@@ -100,6 +101,12 @@ int accel_load(struct accel *a, const struct run_opts *o, bool slow_reader_fallb
 		bpf_object__for_each_map(map, a->skel->obj) {
 			if (bpf_map__type(map) == BPF_MAP_TYPE_ARRAY &&
 			    strstr(bpf_map__name(map), ".rodata"))
+				continue;
+			/* The event ring is per agent run (see conn_arena in
+			 * accel.bpf.c); libbpf would also copy the object's
+			 * arena globals over a reused live arena. */
+			if (bpf_map__type(map) == BPF_MAP_TYPE_ARENA ||
+			    bpf_map__type(map) == BPF_MAP_TYPE_RINGBUF)
 				continue;
 			snprintf(path, sizeof(path), "%s/%s", PIN_DIR, bpf_map__name(map));
 			bpf_map__set_pin_path(map, path);

@@ -59,7 +59,7 @@ static void parse_failed(const struct argp_state *state)
 
 /* ---- run ---- */
 
-enum { OPT_PID_FILE = 1000, OPT_PORTS, OPT_PIN, OPT_NO_FOLLOW, OPT_SHORT_CONN, OPT_XDP, OPT_METRICS };
+enum { OPT_PID_FILE = 1000, OPT_PORTS, OPT_PIN, OPT_NO_FOLLOW, OPT_SHORT_CONN, OPT_XDP, OPT_XDP_SAMPLE, OPT_METRICS };
 
 static const struct argp_option run_options[] = {
 	{ "cgroup", 'c', "PATH", 0,
@@ -84,6 +84,9 @@ static const struct argp_option run_options[] = {
 	{ "xdp", OPT_XDP, "IFACE", 0,
 	  "count packets per source on IFACE with an XDP observer (native mode where the "
 	  "driver has it, else generic; always passes); repeatable", 0 },
+	{ "xdp-sample", OPT_XDP_SAMPLE, "N", 0,
+	  "put 1 frame in N (a power of two; default 64, 0: none) into the event ring "
+	  "that 'ngx-sockmap top' shows", 0 },
 	{ "metrics", OPT_METRICS, "ADDR:PORT", 0,
 	  "serve Prometheus /metrics and /healthz here (default " DEFAULT_METRICS_ADDR
 	  "; 'off' to disable; all interfaces only if you say 0.0.0.0)", 0 },
@@ -163,6 +166,15 @@ static error_t run_parse(int key, char *arg, struct argp_state *state)
 			usage_error(state, "--metrics: %s", err);
 		o->metrics = true;
 		break;
+	case OPT_XDP_SAMPLE: {
+		long v = parse_sample_every(arg);
+
+		if (v < 0)
+			usage_error(state, "--xdp-sample: '%s' is not 0 or a power of two up to 65536",
+				    arg);
+		o->xdp_sample = v;
+		break;
+	}
 	case OPT_SHORT_CONN: {
 		char *end;
 		unsigned long v = strtoul(arg, &end, 10);
@@ -274,7 +286,8 @@ static void top_usage(FILE *out)
 
 int main(int argc, char **argv)
 {
-	static struct run_opts run = { .ports.all = true, .follow = true, .short_conn_msgs = 4 };
+	static struct run_opts run = { .ports.all = true, .follow = true, .short_conn_msgs = 4,
+					 .xdp_sample = 64 };
 	struct simple_opts simple = { 0 };
 	const struct command *cmd = NULL;
 	char prog[64];

@@ -10,8 +10,11 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "event_ring.h" /* before the skeletons: their arena struct */
 #include "accel.skel.h"
+#include "event_feed.h"
 #include "metrics.h"
+#include "topk.h"
 #include "stats.h"
 #include "xdp_observer.h"
 #include "telemetry.skel.h"
@@ -39,6 +42,29 @@ static void prog_stats(FILE *o, const char *prog, int fd, bool *headed)
 		info.run_time_ns / 1e9);
 	fprintf(o, "ngx_sockmap_bpf_prog_runs_total{program=\"%s\"} %llu\n", prog,
 		(unsigned long long)info.run_cnt);
+}
+
+static void ring_metrics(FILE *o, const struct event_feed *f)
+{
+	int r, k;
+
+	help(o, "ngx_sockmap_ring_events_total", "counter",
+	     "Events read from the arena event rings, by kind.");
+	for (k = EV_PACKET; k < EV__MAX; k++)
+		fprintf(o, "ngx_sockmap_ring_events_total{kind=\"%s\"} %llu\n",
+			ring_event_kind_names[k], (unsigned long long)f->by_kind[k]);
+	help(o, "ngx_sockmap_ring_gaps_total", "counter",
+	     "Events the agent missed because writers lapped it (counted, never read torn).");
+	for (r = 0; r < FEED__MAX; r++)
+		if (f->on[r])
+			fprintf(o, "ngx_sockmap_ring_gaps_total{ring=\"%s\"} %llu\n",
+				feed_ring_names[r], (unsigned long long)f->rd[r].gaps);
+	help(o, "ngx_sockmap_ring_wakeups_total", "counter",
+	     "Wake-ups of the agent by an event ring (batched by the writers).");
+	for (r = 0; r < FEED__MAX; r++)
+		if (f->on[r])
+			fprintf(o, "ngx_sockmap_ring_wakeups_total{ring=\"%s\"} %llu\n",
+				feed_ring_names[r], (unsigned long long)f->wakeups[r]);
 }
 
 static bool bpf_stats_enabled(void)
@@ -138,23 +164,27 @@ void metrics_render(FILE *o, const struct metrics_src *src)
 		for (i = 0; i < t->n_ifaces; i++)
 			fprintf(o, "ngx_sockmap_xdp_attached{interface=\"%s\",mode=\"%s\"} 1\n",
 				t->ifaces[i].name, t->ifaces[i].mode);
-		n = telemetry_top(t, false, top, TOP_K);
-		help(o, "ngx_sockmap_top_source_packets", "gauge",
-		     "Packets from the top sources (at most 10), since they were first seen.");
-		for (i = 0; i < n; i++) {
-			src_key_str(&top[i].key, addr, sizeof(addr));
-			fprintf(o, "ngx_sockmap_top_source_packets{rank=\"%d\",source=\"%s\"} %llu\n",
-				i + 1, addr, (unsigned long long)top[i].packets);
-		}
-		n = telemetry_top(t, true, top, TOP_K);
-		help(o, "ngx_sockmap_top_source_bytes", "gauge",
-		     "Bytes from the top sources (at most 10), since they were first seen.");
-		for (i = 0; i < n; i++) {
-			src_key_str(&top[i].key, addr, sizeof(addr));
-			fprintf(o, "ngx_sockmap_top_source_bytes{rank=\"%d\",source=\"%s\"} %llu\n",
-				i + 1, addr, (unsigned long long)top[i].bytes);
+		if (src->topk) {
+			n = topk_top(src->topk, false, top, TOP_K);
+			help(o, "ngx_sockmap_top_source_packets", "gauge",
+			     "Packets from the top sources (at most 10) over the last 10 s.");
+			for (i = 0; i < n; i++) {
+				src_key_str(&top[i].key, addr, sizeof(addr));
+				fprintf(o, "ngx_sockmap_top_source_packets{rank=\"%d\",source=\"%s\"} %llu\n",
+					i + 1, addr, (unsigned long long)top[i].packets);
+			}
+			n = topk_top(src->topk, true, top, TOP_K);
+			help(o, "ngx_sockmap_top_source_bytes", "gauge",
+			     "Bytes from the top sources (at most 10) over the last 10 s.");
+			for (i = 0; i < n; i++) {
+				src_key_str(&top[i].key, addr, sizeof(addr));
+				fprintf(o, "ngx_sockmap_top_source_bytes{rank=\"%d\",source=\"%s\"} %llu\n",
+					i + 1, addr, (unsigned long long)top[i].bytes);
+			}
 		}
 	}
+	if (src->feed)
+		ring_metrics(o, src->feed);
 	if (bpf_stats_enabled() && src->accel) {
 		prog_stats(o, "sockops_track", bpf_program__fd(src->accel->progs.sockops_track),
 			   &headed);

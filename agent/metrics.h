@@ -9,6 +9,8 @@
 
 struct accel_bpf;
 struct telemetry;
+struct event_feed;
+struct topk_window;
 struct MHD_Daemon;
 
 /* Everything /metrics reads; owned by the run loop. */
@@ -17,6 +19,8 @@ struct metrics_src {
 	const struct agent_info *info;
 	const struct accel_bpf *accel;        /* program run stats */
 	const struct telemetry *telemetry;    /* NULL without --xdp */
+	const struct event_feed *feed;        /* event rings read so far */
+	const struct topk_window *topk;       /* NULL without --xdp */
 };
 
 struct metrics_server {

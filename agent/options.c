@@ -122,3 +122,17 @@ bad:
 		 "bad listen address '%s': want IP:PORT, e.g. 127.0.0.1:9435 or [::1]:9435", s);
 	return -1;
 }
+
+long parse_sample_every(const char *s)
+{
+	char *end;
+	unsigned long v;
+
+	if (!*s || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v > 65536 || (v & (v - 1)))
+		return -1;
+	return (long)v;
+}

@@ -27,6 +27,7 @@ struct run_opts {
 	unsigned int short_conn_msgs; /* see struct port_profile; 0: off */
 	const char *xdp_ifaces[MAX_TARGETS];
 	int n_xdp;
+	unsigned int xdp_sample;      /* 1 frame in N into the event ring; 0: none */
 	bool metrics;                 /* serve /metrics (--metrics off: no) */
 	struct sockaddr_storage metrics_addr;
 	socklen_t metrics_addr_len;
@@ -42,6 +43,9 @@ int parse_listen(const char *s, struct sockaddr_storage *ss, socklen_t *len, cha
 /* "80,443,8000-8100" -> set.  Ports 1..65535; ranges inclusive.  Returns 0,
  * or -1 with a message in err (size errlen). */
 int parse_ports(const char *s, struct port_set *set, char *err, size_t errlen);
+/* "--xdp-sample" value: 0 (no samples) or a power of two up to 65536
+ * (the XDP program tests the low bits of a count).  Returns it, or -1. */
+long parse_sample_every(const char *s);
 /* Decimal pid > 0 that fits pid_t. Returns the pid or -1. */
 int parse_pid(const char *s);
 static inline bool port_set_has(const struct port_set *set, uint16_t port)

@@ -11,12 +11,16 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
+#include "event_ring.h" /* before the skeletons: their arena struct */
 #include "accel.skel.h"
 #include "commands.h"
 #include "dataplane.h"
+#include "event_feed.h"
 #include "follow.h"
 #include "metrics.h"
 #include "xdp_observer.h"
+#include "telemetry.skel.h"
+#include "topk.h"
 #include "log.h"
 #include "selftest.h"
 #include "state.h"
@@ -105,10 +109,23 @@ struct run_ctx {
 	struct telemetry tel;
 	struct metrics_server metrics;
 	struct metrics_src msrc;
+	struct event_feed feed;
+	struct topk_window topk;
 	struct agent_info info;
 	struct agent_maps maps;
 	char mnt[PATH_MAX];
 };
+
+/* Offset of an __arena global in its arena's mapping (for `top`). */
+static unsigned long arena_offset(const struct bpf_map *arena, const void *global)
+{
+	size_t size = 0;
+	const char *base = bpf_map__initial_value((struct bpf_map *)arena, &size);
+
+	if (!base || (const char *)global < base || (const char *)global >= base + size)
+		return 0;
+	return (const char *)global - base;
+}
 
 static void format_addr(const struct sockaddr_storage *ss, char *buf, size_t len)
 {
@@ -161,18 +178,30 @@ static void follow_peers(struct run_ctx *c)
 	}
 }
 
-#define FOLLOW_EVERY_SEC 2
+#define TICK_SEC 1          /* event rings' stragglers, top-K window */
+#define FOLLOW_EVERY_TICKS 2
 #define SUMMARY_EVERY_SEC 10
+
+static void tick(struct run_ctx *c, uint64_t n)
+{
+	static uint64_t ticks;
+
+	feed_drain(&c->feed);
+	if (c->tel.skel)
+		topk_tick(&c->topk, bpf_map__fd(c->tel.skel->maps.src_stats));
+	ticks += n;
+	if (c->o->follow && ticks % FOLLOW_EVERY_TICKS == 0)
+		follow_peers(c);
+}
 
 /* One epoll loop: signals, the follow timer, a timer for -v progress. */
 static int serve(struct run_ctx *c)
 {
-	struct itimerspec follow_every = { .it_interval = { FOLLOW_EVERY_SEC, 0 },
-					   .it_value = { 0, 1 } };
+	struct itimerspec tick_every = { .it_interval = { TICK_SEC, 0 }, .it_value = { 0, 1 } };
 	struct itimerspec summary_every = { .it_interval = { SUMMARY_EVERY_SEC, 0 },
 					    .it_value = { SUMMARY_EVERY_SEC, 0 } };
 	struct epoll_event ev = { .events = EPOLLIN }, got;
-	int ep, sfd, tfd = -1, ffd = -1, ret = 0;
+	int ep, sfd, tfd = -1, ffd = -1, wfd, ret = 0;
 	struct signalfd_siginfo si;
 	uint64_t ticks;
 	sigset_t mask;
@@ -198,11 +227,15 @@ static int serve(struct run_ctx *c)
 		ev.data.fd = c->metrics.epoll_fd;
 		epoll_ctl(ep, EPOLL_CTL_ADD, c->metrics.epoll_fd, &ev);
 	}
-	/* The follow timer also ticks libmicrohttpd's connection timeouts,
-	 * so it runs even with --no-follow. */
+	wfd = feed_epoll_fd(&c->feed);
+	if (wfd >= 0) {
+		ev.data.fd = wfd;
+		epoll_ctl(ep, EPOLL_CTL_ADD, wfd, &ev);
+	}
+	/* The tick also serves libmicrohttpd's connection timeouts. */
 	{
 		ffd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
-		if (ffd >= 0 && !timerfd_settime(ffd, 0, &follow_every, NULL)) {
+		if (ffd >= 0 && !timerfd_settime(ffd, 0, &tick_every, NULL)) {
 			ev.data.fd = ffd;
 			epoll_ctl(ep, EPOLL_CTL_ADD, ffd, &ev);
 		}
@@ -220,9 +253,13 @@ static int serve(struct run_ctx *c)
 			continue;
 		}
 		if (got.data.fd == ffd) {
-			if (read(ffd, &ticks, sizeof(ticks)) > 0 && c->o->follow)
-				follow_peers(c);
+			if (read(ffd, &ticks, sizeof(ticks)) > 0)
+				tick(c, ticks);
 			metrics_serve(&c->metrics);
+			continue;
+		}
+		if (wfd >= 0 && got.data.fd == wfd) {
+			feed_on_wakeup(&c->feed);
 			continue;
 		}
 		if (c->metrics.daemon && got.data.fd == c->metrics.epoll_fd) {
@@ -287,6 +324,7 @@ int cmd_run(const struct run_opts *o)
 	}
 	/* Bind the metrics port before anything is attached: a port in use
 	 * must fail with nothing to undo. */
+	c->maps = (struct agent_maps)AGENT_MAPS_INIT;
 	c->msrc.maps = &c->maps;
 	c->msrc.info = &c->info;
 	if (o->metrics) {
@@ -335,6 +373,12 @@ int cmd_run(const struct run_opts *o)
 		goto out;
 	if (c->info.selftest_blocked && config_pause_fd(bpf_map__fd(c->a.skel->maps.accel_config)))
 		goto out;
+	if (feed_add(&c->feed, FEED_CONN, &c->a.skel->arena->ring,
+		     bpf_map__fd(c->a.skel->maps.ring_wakeups))) {
+		pr_warn("reading the data plane's event ring: %s\n", strerror(errno));
+		goto out;
+	}
+	c->info.conn_ring_off = arena_offset(c->a.skel->maps.conn_arena, &c->a.skel->arena->ring);
 	if (accel_attach_msg(&c->a))
 		goto out;
 	for (i = 0; i < n; i++) {
@@ -345,11 +389,23 @@ int cmd_run(const struct run_opts *o)
 	}
 
 	if (o->n_xdp) {
-		if (telemetry_start(&c->tel, o->xdp_ifaces, o->n_xdp, err, sizeof(err))) {
+		if (telemetry_start(&c->tel, o->xdp_ifaces, o->n_xdp, o->xdp_sample, err,
+				    sizeof(err))) {
 			pr_warn("%s\n", err);
 			goto out;
 		}
 		c->msrc.telemetry = &c->tel;
+		if (feed_add(&c->feed, FEED_PKT, &c->tel.skel->arena->ring,
+			     bpf_map__fd(c->tel.skel->maps.ring_wakeups)) ||
+		    topk_init(&c->topk, TOPK_WINDOW_SEC)) {
+			pr_warn("reading the XDP event ring: %s\n", strerror(errno));
+			goto out;
+		}
+		c->msrc.topk = &c->topk;
+		c->info.pkt_ring_off = arena_offset(c->tel.skel->maps.pkt_arena,
+						    &c->tel.skel->arena->ring);
+		c->maps.pkt_arena_fd = bpf_map__fd(c->tel.skel->maps.pkt_arena);
+		c->maps.src_stats_fd = bpf_map__fd(c->tel.skel->maps.src_stats);
 		for (i = 0; i < c->tel.n_ifaces && i < 16; i++) {
 			snprintf(c->info.xdp[i].name, sizeof(c->info.xdp[i].name), "%s",
 				 c->tel.ifaces[i].name);
@@ -359,6 +415,7 @@ int cmd_run(const struct run_opts *o)
 		}
 	}
 	c->msrc.accel = c->a.skel;
+	c->msrc.feed = &c->feed;
 
 	c->info.pid = getpid();
 	c->info.pinned = o->pin;
@@ -366,6 +423,7 @@ int cmd_run(const struct run_opts *o)
 	c->maps.config_fd = bpf_map__fd(c->a.skel->maps.accel_config);
 	c->maps.sock_hash_fd = bpf_map__fd(c->a.skel->maps.sock_hash);
 	c->maps.endpoints_fd = bpf_map__fd(c->a.skel->maps.endpoints);
+	c->maps.conn_arena_fd = bpf_map__fd(c->a.skel->maps.conn_arena);
 	publish_state(c);
 
 	printf("ready: attached to %d cgroup%s%s%s\n", c->a.n_targets,
@@ -377,6 +435,8 @@ int cmd_run(const struct run_opts *o)
 
 	rc = serve(c) ? EXIT_RUNTIME : 0;
 out:
+	feed_stop(&c->feed);
+	topk_free(&c->topk);
 	if (c->tel.skel)
 		telemetry_stop(&c->tel);
 	metrics_stop(&c->metrics);

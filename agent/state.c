@@ -32,11 +32,17 @@ static const char *state_path(const char *name)
 #define STATE_FILE state_path("agent.state")
 #define LOCK_FILE  state_path("agent.lock")
 
-static const char *const map_names[] = { "accel_stats", "accel_config", "sock_hash", "endpoints" };
+static const char *const map_names[AGENT_MAPS_N] = {
+	"accel_stats", "accel_config", "sock_hash", "endpoints", "conn_arena", "pkt_arena", "src_stats",
+};
+/* The data plane's own maps; the rest are telemetry, absent from pins. */
+#define DATAPLANE_MAPS_N 4
 
 static int *map_slot(struct agent_maps *m, int i)
 {
-	int *slots[] = { &m->stats_fd, &m->config_fd, &m->sock_hash_fd, &m->endpoints_fd };
+	int *slots[AGENT_MAPS_N] = { &m->stats_fd, &m->config_fd, &m->sock_hash_fd,
+				     &m->endpoints_fd, &m->conn_arena_fd, &m->pkt_arena_fd,
+				     &m->src_stats_fd };
 
 	return slots[i];
 }
@@ -97,8 +103,10 @@ int state_write(const struct agent_info *info, const struct agent_maps *m)
 	for (i = 0; i < info->n_selftest; i++)
 		fprintf(f, "selftest %s %s %s\n", info->selftest[i].name, info->selftest[i].result,
 			info->selftest[i].detail);
-	for (i = 0; i < 4; i++)
-		fprintf(f, "map %s %u\n", map_names[i], map_id(*map_slot(&copy, i)));
+	for (i = 0; i < AGENT_MAPS_N; i++)
+		if (*map_slot(&copy, i) >= 0)
+			fprintf(f, "map %s %u\n", map_names[i], map_id(*map_slot(&copy, i)));
+	fprintf(f, "ring_offsets %lu %lu\n", info->conn_ring_off, info->pkt_ring_off);
 	for (i = 0; i < info->n_xdp; i++)
 		fprintf(f, "xdp %s %s\n", info->xdp[i].name, info->xdp[i].mode);
 	if (info->metrics[0])
@@ -166,6 +174,9 @@ static int open_live(struct agent_maps *m, struct agent_info *info)
 		}
 		if (sscanf(line, "metrics %63s", info->metrics) == 1)
 			continue;
+		if (sscanf(line, "ring_offsets %lu %lu", &info->conn_ring_off,
+			   &info->pkt_ring_off) == 2)
+			continue;
 		if (!strncmp(line, "selftest ", 9) && info->n_selftest < 8) {
 			struct selftest_line *l = &info->selftest[info->n_selftest];
 
@@ -175,7 +186,7 @@ static int open_live(struct agent_maps *m, struct agent_info *info)
 			continue;
 		}
 		if (sscanf(line, "map %31s %u", name, &id) == 2) {
-			for (i = 0; i < 4; i++) {
+			for (i = 0; i < AGENT_MAPS_N; i++) {
 				if (strcmp(name, map_names[i]))
 					continue;
 				fd = map_by_id(id, name);
@@ -208,7 +219,7 @@ static int open_pinned(struct agent_maps *m, struct agent_info *info)
 
 	if (!accel_pinned_exists())
 		return -ENOENT;
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < DATAPLANE_MAPS_N; i++) {
 		snprintf(path, sizeof(path), "%s/%s", PIN_DIR, map_names[i]);
 		fd = bpf_obj_get(path);
 		if (fd >= 0)
@@ -224,7 +235,7 @@ int state_open(struct agent_maps *m, struct agent_info *info, char *err, size_t 
 	int i;
 
 	memset(info, 0, sizeof(*info));
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < AGENT_MAPS_N; i++)
 		*map_slot(m, i) = -1;
 	if (open_live(m, info) == 0 && m->stats_fd >= 0 && m->config_fd >= 0)
 		return 0;
@@ -243,7 +254,7 @@ void state_close(struct agent_maps *m)
 {
 	int i;
 
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < AGENT_MAPS_N; i++) {
 		if (*map_slot(m, i) >= 0)
 			close(*map_slot(m, i));
 		*map_slot(m, i) = -1;

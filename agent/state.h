@@ -23,7 +23,13 @@ struct agent_maps {
 	int config_fd;
 	int sock_hash_fd;
 	int endpoints_fd;
+	/* telemetry: -1 when absent (pkt_arena, src_stats: only with --xdp) */
+	int conn_arena_fd;
+	int pkt_arena_fd;
+	int src_stats_fd;
 };
+#define AGENT_MAPS_N 7
+#define AGENT_MAPS_INIT { -1, -1, -1, -1, -1, -1, -1 }
 
 struct selftest_line {
 	char name[24];
@@ -45,6 +51,9 @@ struct agent_info {
 	} xdp[16];
 	int n_xdp;
 	char metrics[64];       /* listen address, "" when off */
+	/* where each event ring sits in its arena (bytes from the start of
+	 * the mapping): `top` maps the arenas by id and reads them in place */
+	unsigned long conn_ring_off, pkt_ring_off;
 };
 
 /* Take the single-agent lock.  Returns the lock fd, or -EBUSY with the

@@ -7,6 +7,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "log.h"
+#include "event_ring.h" /* before the skeletons: their arena struct */
 #include "telemetry.skel.h"
 #include "xdp_observer.h"
 
@@ -38,16 +39,23 @@ int telemetry_check_ifaces(const char *const *names, int n, char *err, size_t er
 	return 0;
 }
 
-int telemetry_start(struct telemetry *t, const char *const *names, int n, char *err, size_t errlen)
+int telemetry_start(struct telemetry *t, const char *const *names, int n, unsigned int sample_every,
+		    char *err, size_t errlen)
 {
 	struct xdp_totals zero = { 0 };
 	int ncpu = libbpf_num_possible_cpus(), i;
 	struct xdp_totals *percpu;
 	struct xdp_iface *x;
 
-	t->skel = telemetry_bpf__open_and_load();
+	t->skel = telemetry_bpf__open();
 	if (!t->skel) {
-		snprintf(err, errlen, "loading the XDP program failed: %s", strerror(errno));
+		snprintf(err, errlen, "opening the XDP program failed: %s", strerror(errno));
+		return -errno;
+	}
+	t->skel->rodata->sample_every = sample_every;
+	if (telemetry_bpf__load(t->skel)) {
+		snprintf(err, errlen, "loading the XDP program failed: %s (run with -v for the verifier log)",
+			 strerror(errno));
 		return -errno;
 	}
 	percpu = calloc(ncpu, sizeof(zero));
@@ -117,44 +125,6 @@ int telemetry_totals(const struct telemetry *t, unsigned int ifindex, struct xdp
 		}
 	free(per);
 	return 0;
-}
-
-/* A full walk of the LRU map each call: bounded by SRC_STATS_MAX entries;
- * the batch API would save syscalls, not work. */
-int telemetry_top(const struct telemetry *t, bool by_bytes, struct src_rank *out, int k)
-{
-	int ncpu = libbpf_num_possible_cpus(), fd, n = 0, i, j;
-	struct src_counters *per = calloc(ncpu, sizeof(*per));
-	struct src_key key, *prev = NULL;
-	struct src_rank r;
-
-	if (!per)
-		return -ENOMEM;
-	fd = bpf_map__fd(t->skel->maps.src_stats);
-	while (!bpf_map_get_next_key(fd, prev, &key)) {
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, per))
-			continue;
-		memset(&r, 0, sizeof(r));
-		r.key = key;
-		for (i = 0; i < ncpu; i++) {
-			r.packets += per[i].packets;
-			r.bytes += per[i].bytes;
-		}
-		/* insertion into a sorted array of at most k */
-		for (i = 0; i < n; i++)
-			if (by_bytes ? r.bytes > out[i].bytes : r.packets > out[i].packets)
-				break;
-		if (i >= k)
-			continue;
-		if (n < k)
-			n++;
-		for (j = n - 1; j > i; j--)
-			out[j] = out[j - 1];
-		out[i] = r;
-	}
-	free(per);
-	return n;
 }
 
 void src_key_str(const struct src_key *k, char *buf, size_t len)

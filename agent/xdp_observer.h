@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include "telemetry.h"
+#include "event_ring.h"
 
 struct telemetry_bpf;
 struct bpf_link;
@@ -32,13 +33,12 @@ struct src_rank {
 /* Validate interface names before anything is loaded: 0 or -errno with a
  * message in err. */
 int telemetry_check_ifaces(const char *const *names, int n, char *err, size_t errlen);
-int telemetry_start(struct telemetry *t, const char *const *names, int n, char *err,
-		    size_t errlen);
+/* Load and attach.  sample_every: 1 frame in N into the event ring (0: none). */
+int telemetry_start(struct telemetry *t, const char *const *names, int n, unsigned int sample_every,
+		    char *err, size_t errlen);
 void telemetry_stop(struct telemetry *t);
 /* Totals of one interface, summed over CPUs. */
 int telemetry_totals(const struct telemetry *t, unsigned int ifindex, struct xdp_totals *out);
-/* Top k sources by packets (by_bytes: by bytes), summed over CPUs. */
-int telemetry_top(const struct telemetry *t, bool by_bytes, struct src_rank *out, int k);
 void src_key_str(const struct src_key *k, char *buf, size_t len);
 extern const char *const frame_kind_names[FK__MAX];
 

@@ -33,6 +33,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 #include "accel.h"
+#include "event_ring.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -92,6 +93,41 @@ struct {
 	__type(value, struct accel_config);
 } accel_config SEC(".maps");
 
+/* Connection events for the agent (paired, fell back, closed): an arena
+ * ring read zero-copy, with batched wake-ups (event_ring.h).  One event
+ * per connection decision, never per message.  The data plane's own
+ * arena: XDP's packet samples can't lap these.  Not pinned with --pin: a
+ * restarted agent reads a fresh ring; programs of the previous run, kept
+ * by sockets still open, write to the previous one, which nobody reads. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARENA);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, RING_ARENA_PAGES);
+} conn_arena SEC(".maps");
+
+struct event_ring __arena ring;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} ring_wakeups SEC(".maps");
+
+static __always_inline void emit_conn(__u16 kind, __u64 cookie, __u64 peer, __u16 sport,
+				      __u8 reason, __u64 bytes, __u32 msgs)
+{
+	struct ring_event *ev;
+	__u64 pos;
+
+	ev = event_ring_claim(&ring, &pos, kind);
+	ev->conn.cookie = cookie;
+	ev->conn.peer_cookie = peer;
+	ev->conn.bytes = bytes;
+	ev->conn.msgs = msgs;
+	ev->conn.service_port = sport;
+	ev->conn.reason = reason;
+	event_ring_publish(&ring, pos, &ring_wakeups);
+}
+
 static __always_inline struct accel_stats *stats(void)
 {
 	__u32 zero = 0;
@@ -107,6 +143,16 @@ static __always_inline struct accel_stats *stats(void)
 		struct accel_stats *__s = stats();              \
 		if (__s)                                        \
 			__sync_fetch_and_add(&__s->field, (n)); \
+	} while (0)
+
+/* A socket we tracked or tried to pair did not get (or lost) the redirect
+ * path: count it and tell the agent.  The decisions taken before a socket
+ * is considered at all (policy, short-lived port, paused) are counted
+ * only: they come once per connection and must stay cheap. */
+#define NOTE_FALLBACK(why, cookie, sport)                               \
+	do {                                                            \
+		STAT_ADD(fallbacks[why], 1);                            \
+		emit_conn(EV_FALLBACK, (cookie), 0, (sport), (why), 0, 0); \
 	} while (0)
 
 static __always_inline int port_tracked(__u16 local, __u16 remote)
@@ -290,6 +336,7 @@ static __always_inline struct sock_state *track_self(struct bpf_sock_ops *skops,
 		return NULL;
 	}
 	st->flags = SS_TRACKED;
+	st->cookie = *cookie;
 	STAT_ADD(sockets_added, 1);
 	return st;
 }
@@ -335,9 +382,9 @@ static __always_inline void track_active(struct bpf_sock_ops *skops)
 			e = bpf_map_lookup_elem(&endpoints, &key);
 			if (e)
 				__sync_fetch_and_or(&e->flags, EP_AMBIGUOUS);
-			STAT_ADD(fallbacks[FB_AMBIGUOUS], 1);
+			NOTE_FALLBACK(FB_AMBIGUOUS, cookie, sport);
 		} else {
-			STAT_ADD(fallbacks[FB_NO_ROOM], 1);
+			NOTE_FALLBACK(FB_NO_ROOM, cookie, sport);
 		}
 		untrack_self(st, cookie);
 		return;
@@ -368,16 +415,16 @@ static __always_inline void track_passive(struct bpf_sock_ops *skops)
 	sock_key_reverse(&rkey, &key);
 	e = bpf_map_lookup_elem(&endpoints, &rkey);
 	if (!e || e->peer_cookie) {
-		STAT_ADD(fallbacks[FB_NO_PEER], 1);
+		NOTE_FALLBACK(FB_NO_PEER, bpf_get_socket_cookie(skops), sport);
 		return;
 	}
 	if (e->flags & EP_AMBIGUOUS) {
-		STAT_ADD(fallbacks[FB_AMBIGUOUS], 1);
+		NOTE_FALLBACK(FB_AMBIGUOUS, bpf_get_socket_cookie(skops), sport);
 		return;
 	}
 	/* Same mirrored 4-tuple but another connection (other namespace) */
 	if (e->snd_isn != skops->rcv_nxt || e->rcv_isn != skops->snd_nxt) {
-		STAT_ADD(fallbacks[FB_NO_PEER], 1);
+		NOTE_FALLBACK(FB_NO_PEER, bpf_get_socket_cookie(skops), sport);
 		return;
 	}
 	st = track_self(skops, sk, &cookie);
@@ -390,7 +437,7 @@ static __always_inline void track_passive(struct bpf_sock_ops *skops)
 	 * the fields above once it sees our cookie. */
 	if (__sync_val_compare_and_swap(&e->peer_cookie, 0, cookie) != 0) {
 		/* withdrawn (its first byte went out) or claimed meanwhile */
-		STAT_ADD(fallbacks[FB_NO_PEER], 1);
+		NOTE_FALLBACK(FB_NO_PEER, cookie, sport);
 		untrack_self(st, cookie);
 		return;
 	}
@@ -400,6 +447,7 @@ static __always_inline void track_passive(struct bpf_sock_ops *skops)
 	st->peer_rcvbuf = e->rcvbuf;
 	st->flags |= SS_PAIRED;
 	STAT_ADD(pairs, 1);
+	emit_conn(EV_PAIRED, cookie, e->cookie, sport, 0, 0, 0);
 	bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags |
 					 BPF_SOCK_OPS_STATE_CB_FLAG);
 }
@@ -457,7 +505,7 @@ static __always_inline void active_first_packet(struct bpf_sock_ops *skops)
 	if (active_decide(st, &key) == 0)
 		return;
 	if (!(st->flags & SS_TCP)) /* not counted at a send already */
-		STAT_ADD(fallbacks[FB_NO_PEER], 1);
+		NOTE_FALLBACK(FB_NO_PEER, st->cookie, st->service_port);
 	cookie = bpf_get_socket_cookie(skops);
 	untrack_self(st, cookie);
 }
@@ -477,6 +525,8 @@ static __always_inline void track_closed(struct bpf_sock_ops *skops)
 	if (!st || !(st->flags & SS_TRACKED))
 		return;
 	STAT_ADD(sockets_closed, 1);
+	emit_conn(EV_CLOSED, st->cookie, st->peer_cookie, st->service_port, 0,
+		  st->redirected_bytes, st->msgs);
 	port_profile_update(st->service_port, st->msgs);
 	if (st->flags & SS_PAIRED)
 		STAT_ADD(paired_closed, 1);
@@ -521,10 +571,12 @@ int sockops_track(struct bpf_sock_ops *skops)
 static __always_inline int fall_back(struct sock_state *st, enum fallback_reason why,
 				     __u32 size)
 {
-	if (st)
+	if (st) {
 		st->flags |= SS_TCP;
-	if (why < FB__MAX)
+		NOTE_FALLBACK(why, st->cookie, st->service_port);
+	} else {
 		STAT_ADD(fallbacks[why], 1);
+	}
 	STAT_ADD(tcp_msgs, 1);
 	STAT_ADD(tcp_bytes, size);
 	return SK_PASS;

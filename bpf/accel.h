@@ -54,6 +54,7 @@ enum sock_state_flags {
 };
 
 struct sock_state {
+	__u64 cookie;            /* our own socket cookie (events) */
 	__u64 peer_cookie;       /* socket cookie of the peer (sock_hash key) */
 	__u32 msgs;              /* sends by this socket (redirected or TCP) */
 	__u16 service_port;      /* the server's port of this connection */

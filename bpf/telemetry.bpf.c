@@ -9,8 +9,33 @@
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 #include "telemetry.h"
+#include "event_ring.h"
 
 char LICENSE[] SEC("license") = "GPL";
+
+/* One frame in sample_every (a power of two; 0: none) goes into the event
+ * ring, chosen from the per-CPU frame count we keep anyway: no extra map
+ * lookup or random number per frame.  Set by the agent before load. */
+const volatile __u32 sample_every = 64;
+
+/* The arena behind `ring`: libbpf creates it, places the __arena globals
+ * in it and mmap()s it for the agent (skel->arena).  Its own arena, not
+ * the data plane's: a packet flood must not lap connection events, and
+ * libbpf copies an object's arena globals into the arena at load, so two
+ * objects can't share one live arena (libbpf.c, bpf_object__create_maps). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARENA);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, RING_ARENA_PAGES);
+} pkt_arena SEC(".maps");
+
+struct event_ring __arena ring;
+
+/* Wake-ups for the agent; see event_ring.h for the batching. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} ring_wakeups SEC(".maps");
 
 #define ETH_P_IP_BE    bpf_htons(0x0800)
 #define ETH_P_IPV6_BE  bpf_htons(0x86DD)
@@ -33,7 +58,30 @@ struct {
 	__type(value, struct xdp_totals);
 } xdp_totals SEC(".maps");
 
-static __always_inline int count_kind(struct xdp_md *ctx, enum frame_kind kind, __u64 len)
+static __always_inline void sample_frame(struct xdp_md *ctx, enum frame_kind kind, __u64 len,
+					 const struct src_key *key)
+{
+	struct ring_event *ev;
+	__u64 pos;
+
+	ev = event_ring_claim(&ring, &pos, EV_PACKET);
+	if (key) {
+		ev->pkt.saddr[0] = key->addr[0];
+		ev->pkt.saddr[1] = key->addr[1];
+		ev->pkt.saddr[2] = key->addr[2];
+		ev->pkt.saddr[3] = key->addr[3];
+	} else {
+		ev->pkt.saddr[0] = ev->pkt.saddr[1] = ev->pkt.saddr[2] = ev->pkt.saddr[3] = 0;
+	}
+	ev->pkt.len = len;
+	ev->pkt.ifindex = ctx->ingress_ifindex;
+	ev->pkt.frame_kind = kind;
+	event_ring_publish(&ring, pos, &ring_wakeups);
+}
+
+/* key: the frame's source for IP frames, NULL for the others */
+static __always_inline int count_kind(struct xdp_md *ctx, enum frame_kind kind, __u64 len,
+				      const struct src_key *key)
 {
 	__u32 ifindex = ctx->ingress_ifindex;
 	struct xdp_totals *t = bpf_map_lookup_elem(&xdp_totals, &ifindex);
@@ -47,6 +95,8 @@ static __always_inline int count_kind(struct xdp_md *ctx, enum frame_kind kind, 
 	if (t && kind < FK__MAX) {
 		t->packets[kind]++;
 		t->bytes[kind] += len;
+		if (sample_every && !(t->packets[kind] & (sample_every - 1)))
+			sample_frame(ctx, kind, len, key);
 	}
 	return XDP_PASS;
 }
@@ -76,34 +126,34 @@ int xdp_count(struct xdp_md *ctx)
 	__u16 proto;
 
 	if ((void *)(eth + 1) > end)
-		return count_kind(ctx, FK_TRUNCATED, len);
+		return count_kind(ctx, FK_TRUNCATED, len, NULL);
 	proto = eth->h_proto;
 	if (proto == ETH_P_8021Q_BE || proto == ETH_P_8021AD_BE)
-		return count_kind(ctx, FK_VLAN, len);
+		return count_kind(ctx, FK_VLAN, len, NULL);
 	if (proto == ETH_P_IP_BE) {
 		struct iphdr *ip = (void *)(eth + 1);
 
 		if ((void *)(ip + 1) > end)
-			return count_kind(ctx, FK_TRUNCATED, len);
+			return count_kind(ctx, FK_TRUNCATED, len, NULL);
 		if (ip->version != 4 || ip->ihl < 5)
-			return count_kind(ctx, FK_MALFORMED, len);
+			return count_kind(ctx, FK_MALFORMED, len, NULL);
 		if ((void *)ip + ip->ihl * 4 > end)
-			return count_kind(ctx, FK_TRUNCATED, len);
+			return count_kind(ctx, FK_TRUNCATED, len, NULL);
 		key.addr[2] = bpf_htonl(0x0000ffff);
 		key.addr[3] = ip->saddr;
 		count_source(&key, len);
-		return count_kind(ctx, FK_IPV4, len);
+		return count_kind(ctx, FK_IPV4, len, &key);
 	}
 	if (proto == ETH_P_IPV6_BE) {
 		struct ipv6hdr *ip6 = (void *)(eth + 1);
 
 		if ((void *)(ip6 + 1) > end)
-			return count_kind(ctx, FK_TRUNCATED, len);
+			return count_kind(ctx, FK_TRUNCATED, len, NULL);
 		if (ip6->version != 6)
-			return count_kind(ctx, FK_MALFORMED, len);
+			return count_kind(ctx, FK_MALFORMED, len, NULL);
 		__builtin_memcpy(key.addr, &ip6->saddr, sizeof(key.addr));
 		count_source(&key, len);
-		return count_kind(ctx, FK_IPV6, len);
+		return count_kind(ctx, FK_IPV6, len, &key);
 	}
-	return count_kind(ctx, FK_NON_IP, len);
+	return count_kind(ctx, FK_NON_IP, len, NULL);
 }

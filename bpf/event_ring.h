@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Event ring in a BPF arena: the one definition shared by the BPF writers
+ * (bpf/telemetry.bpf.c, bpf/accel.bpf.c, bench/maps) and the agent's
+ * reader (agent/event_ring.c).
+ *
+ * The ring is plain shared memory (BPF_MAP_TYPE_ARENA, mmap()ed by libbpf
+ * into the agent: the reader copies events straight out of the slots, no
+ * syscall per event).  An arena has no ordering and no wake-up of its own
+ * (kernel/bpf/arena.c), so:
+ *
+ * Writing (any number of programs on any CPUs, lock-free):
+ *   pos = fetch_add(head, 1)              claim a unique position
+ *   slot = slots[pos % SLOTS]
+ *   xchg(slot->seq, 2*pos + 1)            odd: being written
+ *   fill slot->ev
+ *   xchg(slot->seq, 2*pos + 2)            even: holds position pos
+ * The xchg's are fully ordered atomics in the BPF memory model
+ * (Documentation/bpf/standardization/instruction-set.rst), so no payload
+ * store can become visible outside the odd/even brackets on any arch.
+ *
+ * Reading (one consuming reader, the agent; any number of peeking readers,
+ * e.g. `ngx-sockmap top`), seqlock style: at position r the reader wants
+ * seq == 2r + 2, copies the event, and checks seq again.
+ *   seq <  2r + 2   not written yet (or being written): stop, come back later
+ *   seq == 2r + 2   the event, if seq is unchanged after the copy
+ *   seq >  2r + 2   the writers lapped the reader: events r .. are gone.
+ * A lapped or overwritten-while-copied event is never returned: the reader
+ * skips ahead to (head - SLOTS/2) and counts every position it skipped as a
+ * gap.  So what a reader sees is a subsequence of the events in order,
+ * plus an exact count of what it missed; never a torn event.
+ *
+ * Wake-ups: a BPF ring buffer (one 8-byte record per wake-up, with the
+ * position that triggered it).  A writer wakes the reader only when at
+ * least RING_WAKE_BATCH events are waiting since the reader's last
+ * reader_pos and no wake-up is outstanding (wake_sent, cleared by the
+ * reader after it drains).  Under load that is one wake-up per
+ * RING_WAKE_BATCH events or more; an idle ring wakes nobody, and the agent
+ * drains stragglers on its once-a-second tick.
+ */
+#ifndef NGX_SOCKMAP_EVENT_RING_H
+#define NGX_SOCKMAP_EVENT_RING_H
+
+#ifndef __bpf__
+#include <linux/types.h>
+#endif
+
+#define RING_SLOTS      1024 /* power of two */
+#define RING_WAKE_BATCH 64
+/* Arena pages for one ring (64 B slots + header), with room to spare. */
+#define RING_ARENA_PAGES 32
+
+enum ring_event_kind {
+	EV_NONE,
+	EV_PACKET,   /* a sampled XDP frame (pkt) */
+	EV_PAIRED,   /* two local sockets paired: redirect from now on (conn) */
+	EV_FALLBACK, /* a tracked socket left or never got the redirect path
+		      * (conn.reason: enum fallback_reason) */
+	EV_CLOSED,   /* a tracked socket closed (conn.bytes: redirected by it) */
+	EV__MAX,
+};
+
+struct ring_event {
+	__u64 ts_ns;   /* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
+	__u16 kind;    /* enum ring_event_kind */
+	__u16 cpu;
+	__u32 _pad;
+	union {
+		struct {
+			__u32 saddr[4];  /* as struct src_key: v4-mapped, network order */
+			__u32 len;       /* frame length */
+			__u32 ifindex;
+			__u16 frame_kind; /* enum frame_kind */
+			__u16 _pad[3];
+		} pkt;
+		struct {
+			__u64 cookie;      /* socket cookie */
+			__u64 peer_cookie; /* EV_PAIRED: the other end */
+			__u64 bytes;       /* EV_CLOSED: bytes it redirected */
+			__u32 msgs;        /* EV_CLOSED: sends it made */
+			__u16 service_port;
+			__u8 reason;       /* EV_FALLBACK: enum fallback_reason */
+			__u8 _pad;
+		} conn;
+	};
+};
+
+struct ring_slot {
+	__u64 seq;  /* 0 never written; 2p+1 being written; 2p+2 holds p */
+	struct ring_event ev;
+};
+
+struct event_ring {
+	__u64 head;        /* next position to claim; written by BPF only */
+	__u64 reader_pos;  /* where the consuming reader is; written by it */
+	__u64 wake_sent;   /* 1 while a wake-up is outstanding */
+	__u64 _pad[5];     /* head and the slots on their own cache lines */
+	struct ring_slot slots[RING_SLOTS];
+};
+
+#ifdef __bpf__
+#ifndef __arena
+#define __arena __attribute__((address_space(1)))
+#endif
+
+/*
+ * Why the explicit (struct ring_slot *) casts: they are the BPF
+ * addr_space_cast from the arena's user address to the kernel's view, the
+ * one register the verifier marks as an arena pointer.  Left to clang 19,
+ * it inserted that cast for some accesses of an inlined writer and
+ * re-derived others from the global's plain user address, which the
+ * verifier rejects ("R7 invalid mem access 'scalar'").  barrier_var()
+ * keeps clang from re-deriving the cast pointer.
+ */
+static __always_inline struct ring_slot *event_ring_slot(struct event_ring __arena *ring, __u64 pos)
+{
+	struct ring_slot *slot = (struct ring_slot *)&ring->slots[pos & (RING_SLOTS - 1)];
+
+	barrier_var(slot);
+	return slot;
+}
+
+/*
+ * Claim the next slot and mark it being written.  Fill the returned event,
+ * then call event_ring_publish().  kind, ts_ns and cpu are set here.
+ */
+static __always_inline struct ring_event *
+event_ring_claim(struct event_ring __arena *ring, __u64 *pos, __u16 kind)
+{
+	__u64 p = __sync_fetch_and_add(&ring->head, 1);
+	struct ring_slot *slot = event_ring_slot(ring, p);
+
+	__sync_lock_test_and_set(&slot->seq, 2 * p + 1);
+	slot->ev.ts_ns = bpf_ktime_get_ns();
+	slot->ev.kind = kind;
+	slot->ev.cpu = bpf_get_smp_processor_id();
+	*pos = p;
+	return &slot->ev;
+}
+
+/* Publish the slot claimed at pos; wake the reader if a batch is waiting. */
+static __always_inline void event_ring_publish(struct event_ring __arena *ring, __u64 pos,
+					       void *wakeups)
+{
+	struct ring_slot *slot = event_ring_slot(ring, pos);
+
+	__sync_lock_test_and_set(&slot->seq, 2 * pos + 2);
+	if (pos + 1 - ring->reader_pos >= RING_WAKE_BATCH && !ring->wake_sent &&
+	    __sync_lock_test_and_set(&ring->wake_sent, 1) == 0)
+		bpf_ringbuf_output(wakeups, &pos, sizeof(pos), 0);
+}
+#endif /* __bpf__ */
+
+#endif /* NGX_SOCKMAP_EVENT_RING_H */
