@@ -2,7 +2,7 @@
 # ngx-sockmap: `make deps` once, then `make`, `sudo make test`, `sudo make demo`.
 
 .DELETE_ON_ERROR:
-.PHONY: all deps test tools demo bench clean check-tools
+.PHONY: all deps test tools demo bench bench-maps clean check-tools
 
 BUILD    := build
 CLANG    ?= clang-19
@@ -99,6 +99,28 @@ demo: deps
 
 bench: all tools
 	./bench/run
+
+# bench/maps: the per-packet cost of the telemetry's map choices
+# (bench/mapcost/, BPF_PROG_TEST_RUN).  Its own rules: the sources live
+# under bench/, and it is not part of `all` (a benchmark, not the agent).
+# It also loads build/telemetry.bpf.o at run time (xdp_count as built);
+# bench/maps builds both and measures without xdp_count if that fails.
+MAPCOST := $(BUILD)/mapcost/cost
+$(BUILD)/mapcost/cost.bpf.o: bench/mapcost/cost.bpf.c bpf/*.h $(BUILD)/vmlinux.h
+	$(Q)mkdir -p $(dir $@)
+	@echo "  BPF     $@"
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/mapcost/cost.skel.h: $(BUILD)/mapcost/cost.bpf.o
+	@echo "  SKEL    $@"
+	$(Q)$(BPFTOOL) gen skeleton $< name cost_bpf > $@
+
+$(MAPCOST): bench/mapcost/cost.c $(BUILD)/mapcost/cost.skel.h bpf/*.h
+	@echo "  CC      $@"
+	$(Q)$(CC) $(CFLAGS) -I$(BUILD)/mapcost $< -o $@ -lbpf -lelf -lz -lpthread
+
+bench-maps:
+	./bench/maps
 
 clean:
 	rm -rf $(BUILD)
