@@ -80,10 +80,10 @@ $(BUILD)/unit/%: tests/unit/%.c tests/unit/check.h bpf/*.h agent/*.h $(AGENT_OBJ
 # Tests that load BPF objects (need root): tests/prog/*.c, run by the
 # integration scripts.
 PROGS := $(patsubst tests/prog/%.c,$(BUILD)/prog/%,$(wildcard tests/prog/*.c))
-$(BUILD)/prog/%: tests/prog/%.c tests/unit/check.h bpf/*.h $(SKELS)
+$(BUILD)/prog/%: tests/prog/%.c tests/unit/check.h bpf/*.h agent/*.h $(SKELS) $(AGENT_OBJS)
 	$(Q)mkdir -p $(dir $@)
 	@echo "  CC      $@"
-	$(Q)$(CC) $(CFLAGS) $< -o $@ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $< $(filter-out $(BUILD)/agent/main.o,$(AGENT_OBJS)) -o $@ $(LDLIBS)
 
 tools: $(TOOLS) $(UNITS) $(PROGS)
 

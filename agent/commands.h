@@ -12,6 +12,7 @@
 
 int cmd_run(const struct run_opts *o);
 int cmd_status(bool json);
+int cmd_top(unsigned int delay_ms, bool once);
 int cmd_pause(bool paused);
 int cmd_detach(void);
 int cmd_selftest(void);

@@ -12,7 +12,6 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "accel.h"
-#include "event_ring.h" /* before the skeletons: their arena struct */
 #include "accel.skel.h"
 #include "dataplane.h"
 #include "log.h"

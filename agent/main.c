@@ -12,7 +12,7 @@
 const char *argp_program_version = "ngx-sockmap " NGX_SOCKMAP_VERSION;
 const char *argp_program_bug_address = "the project's issue tracker";
 
-static const char top_doc[] =
+static const char main_doc[] =
 	"Accelerate local Nginx connections with sockmap, safely.\n"
 	"\n"
 	"USAGE: ngx-sockmap COMMAND [OPTIONS]\n"
@@ -20,6 +20,7 @@ static const char top_doc[] =
 	"COMMANDS:\n"
 	"  run      attach to Nginx's cgroup(s) and accelerate until stopped\n"
 	"  status   counters of the running agent (--json for scripts)\n"
+	"  top      live view: redirect rate, fallbacks, top sources, recent events\n"
 	"  pause    stop redirecting; connections keep working over TCP\n"
 	"  resume   redirect new connections again\n"
 	"  detach   remove the data plane a `run --pin` left attached\n"
@@ -204,11 +205,21 @@ static error_t run_parse(int key, char *arg, struct argp_state *state)
 
 struct simple_opts {
 	bool json;
+	bool once;              /* top: one frame, no terminal control */
+	unsigned int delay_ms;  /* top: refresh period */
 };
 
 static const struct argp_option status_options[] = {
 	{ "json", 'j', NULL, 0, "one JSON object, for scripts", 0 },
 	{ "verbose", 'v', NULL, 0, "more output", 0 },
+	{ 0 },
+};
+
+static const struct argp_option top_options[] = {
+	{ "delay", 'd', "SECS", 0, "refresh every SECS seconds (default 1; 0.2 to 60)", 0 },
+	{ "verbose", 'v', NULL, 0, "more output", 0 },
+	{ "once", '1', NULL, 0,
+	  "print one frame (rates over one refresh period) and exit; for scripts and logs", 0 },
 	{ 0 },
 };
 
@@ -225,6 +236,19 @@ static error_t simple_parse(int key, char *arg, struct argp_state *state)
 	case 'j':
 		o->json = true;
 		break;
+	case '1':
+		o->once = true;
+		break;
+	case 'd': {
+		char *end;
+		double d = strtod(arg, &end);
+
+		if (!*arg || *end || !(d >= 0.2 && d <= 60))
+			usage_error(state, "--delay: '%s' is not a number of seconds from 0.2 to 60",
+				    arg);
+		o->delay_ms = (unsigned int)(d * 1000);
+		break;
+	}
 	case 'v':
 		log_verbosity++;
 		break;
@@ -263,6 +287,17 @@ static const char detach_doc[] =
 	"Remove what 'run --pin' left in /sys/fs/bpf/ngx-sockmap: detaches sock_ops "
 	"from every cgroup. Connections already accelerated keep working.";
 
+static const char top_doc[] =
+	"Live view of the running agent, refreshed every second, 80 columns: "
+	"redirected messages and bytes per second, fallbacks to TCP by reason, the top "
+	"sources of the last 10 s (with --xdp), and the newest events of the arena "
+	"rings (pairs, fallbacks, closes with the bytes each socket redirected; sampled "
+	"packets), read in place from the agent's maps. q or Ctrl-C quits.\n"
+	"\n"
+	"EXAMPLES:\n"
+	"  sudo ngx-sockmap top\n"
+	"  sudo ngx-sockmap top --once -d 5 > snapshot.txt";
+
 struct command {
 	const char *name;
 	const struct argp_option *options;
@@ -273,22 +308,23 @@ struct command {
 static const struct command commands[] = {
 	{ "run", run_options, run_parse, run_doc },
 	{ "status", status_options, simple_parse, status_doc },
+	{ "top", top_options, simple_parse, top_doc },
 	{ "pause", plain_options, simple_parse, pause_doc },
 	{ "resume", plain_options, simple_parse, resume_doc },
 	{ "detach", plain_options, simple_parse, detach_doc },
 	{ "selftest", plain_options, simple_parse, selftest_doc },
 };
 
-static void top_usage(FILE *out)
+static void main_usage(FILE *out)
 {
-	fprintf(out, "%s\n", top_doc);
+	fprintf(out, "%s\n", main_doc);
 }
 
 int main(int argc, char **argv)
 {
 	static struct run_opts run = { .ports.all = true, .follow = true, .short_conn_msgs = 4,
 					 .xdp_sample = 64 };
-	struct simple_opts simple = { 0 };
+	struct simple_opts simple = { .delay_ms = 1000 };
 	const struct command *cmd = NULL;
 	char prog[64];
 	unsigned int i;
@@ -304,11 +340,11 @@ int main(int argc, char **argv)
 	}
 	log_setup_libbpf();
 	if (argc < 2) {
-		top_usage(stderr);
+		main_usage(stderr);
 		return EXIT_USAGE;
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
-		top_usage(stdout);
+		main_usage(stdout);
 		return 0;
 	}
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
@@ -348,6 +384,8 @@ int main(int argc, char **argv)
 		return cmd_run(&run);
 	if (!strcmp(cmd->name, "status"))
 		return cmd_status(simple.json);
+	if (!strcmp(cmd->name, "top"))
+		return cmd_top(simple.delay_ms, simple.once);
 	if (!strcmp(cmd->name, "pause"))
 		return cmd_pause(true);
 	if (!strcmp(cmd->name, "resume"))

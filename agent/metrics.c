@@ -10,13 +10,14 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "event_ring.h" /* before the skeletons: their arena struct */
+#include "accel.h" /* the skeleton's types */
 #include "accel.skel.h"
 #include "event_feed.h"
 #include "metrics.h"
 #include "topk.h"
 #include "stats.h"
 #include "xdp_observer.h"
+#include "telemetry.h" /* the skeleton's types */
 #include "telemetry.skel.h"
 
 #define TOP_K 10

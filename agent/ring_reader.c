@@ -102,17 +102,17 @@ void ring_event_str(const struct ring_event *ev, char *buf, size_t len)
 			 ev->pkt.len, ev->pkt.frame_kind <= FK_IPV6 ? addr : "-", ev->pkt.ifindex);
 		break;
 	case EV_PAIRED:
-		snprintf(buf, len, "paired   port %-5u socket %llu <-> %llu", ev->conn.service_port,
+		snprintf(buf, len, "paired   port %-5u sk %llu <-> %llu", ev->conn.service_port,
 			 (unsigned long long)ev->conn.cookie,
 			 (unsigned long long)ev->conn.peer_cookie);
 		break;
 	case EV_FALLBACK:
-		snprintf(buf, len, "fallback port %-5u socket %llu: %s", ev->conn.service_port,
+		snprintf(buf, len, "fallback port %-5u sk %llu: %s", ev->conn.service_port,
 			 (unsigned long long)ev->conn.cookie,
 			 ev->conn.reason < FB__MAX ? accel_fallback_names[ev->conn.reason] : "?");
 		break;
 	case EV_CLOSED:
-		snprintf(buf, len, "closed   port %-5u socket %llu: %llu B redirected in %u sends",
+		snprintf(buf, len, "closed   port %-5u sk %llu: %llu B redirected, %u sends",
 			 ev->conn.service_port, (unsigned long long)ev->conn.cookie,
 			 (unsigned long long)ev->conn.bytes, ev->conn.msgs);
 		break;

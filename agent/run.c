@@ -11,7 +11,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
-#include "event_ring.h" /* before the skeletons: their arena struct */
+#include "accel.h" /* the skeleton's types */
 #include "accel.skel.h"
 #include "commands.h"
 #include "dataplane.h"
@@ -19,6 +19,7 @@
 #include "follow.h"
 #include "metrics.h"
 #include "xdp_observer.h"
+#include "telemetry.h" /* the skeleton's types */
 #include "telemetry.skel.h"
 #include "topk.h"
 #include "log.h"
@@ -116,15 +117,18 @@ struct run_ctx {
 	char mnt[PATH_MAX];
 };
 
-/* Offset of an __arena global in its arena's mapping (for `top`). */
-static unsigned long arena_offset(const struct bpf_map *arena, const void *global)
+/* Where an arena is mapped and an __arena global sits in it (for `top`). */
+static void arena_place(const struct bpf_map *arena, const void *global, unsigned long *addr,
+			unsigned long *off)
 {
 	size_t size = 0;
 	const char *base = bpf_map__initial_value((struct bpf_map *)arena, &size);
 
+	*addr = *off = 0;
 	if (!base || (const char *)global < base || (const char *)global >= base + size)
-		return 0;
-	return (const char *)global - base;
+		return;
+	*addr = (unsigned long)base;
+	*off = (const char *)global - base;
 }
 
 static void format_addr(const struct sockaddr_storage *ss, char *buf, size_t len)
@@ -378,7 +382,8 @@ int cmd_run(const struct run_opts *o)
 		pr_warn("reading the data plane's event ring: %s\n", strerror(errno));
 		goto out;
 	}
-	c->info.conn_ring_off = arena_offset(c->a.skel->maps.conn_arena, &c->a.skel->arena->ring);
+	arena_place(c->a.skel->maps.conn_arena, &c->a.skel->arena->ring, &c->info.conn_arena_addr,
+		    &c->info.conn_ring_off);
 	if (accel_attach_msg(&c->a))
 		goto out;
 	for (i = 0; i < n; i++) {
@@ -402,8 +407,8 @@ int cmd_run(const struct run_opts *o)
 			goto out;
 		}
 		c->msrc.topk = &c->topk;
-		c->info.pkt_ring_off = arena_offset(c->tel.skel->maps.pkt_arena,
-						    &c->tel.skel->arena->ring);
+		arena_place(c->tel.skel->maps.pkt_arena, &c->tel.skel->arena->ring,
+			    &c->info.pkt_arena_addr, &c->info.pkt_ring_off);
 		c->maps.pkt_arena_fd = bpf_map__fd(c->tel.skel->maps.pkt_arena);
 		c->maps.src_stats_fd = bpf_map__fd(c->tel.skel->maps.src_stats);
 		for (i = 0; i < c->tel.n_ifaces && i < 16; i++) {

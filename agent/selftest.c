@@ -20,7 +20,6 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "accel.h"
-#include "event_ring.h" /* before the skeletons: their arena struct */
 #include "accel.skel.h"
 #include "log.h"
 #include "selftest.h"

@@ -107,6 +107,7 @@ int state_write(const struct agent_info *info, const struct agent_maps *m)
 		if (*map_slot(&copy, i) >= 0)
 			fprintf(f, "map %s %u\n", map_names[i], map_id(*map_slot(&copy, i)));
 	fprintf(f, "ring_offsets %lu %lu\n", info->conn_ring_off, info->pkt_ring_off);
+	fprintf(f, "arena_addrs %#lx %#lx\n", info->conn_arena_addr, info->pkt_arena_addr);
 	for (i = 0; i < info->n_xdp; i++)
 		fprintf(f, "xdp %s %s\n", info->xdp[i].name, info->xdp[i].mode);
 	if (info->metrics[0])
@@ -176,6 +177,9 @@ static int open_live(struct agent_maps *m, struct agent_info *info)
 			continue;
 		if (sscanf(line, "ring_offsets %lu %lu", &info->conn_ring_off,
 			   &info->pkt_ring_off) == 2)
+			continue;
+		if (sscanf(line, "arena_addrs %lx %lx", &info->conn_arena_addr,
+			   &info->pkt_arena_addr) == 2)
 			continue;
 		if (!strncmp(line, "selftest ", 9) && info->n_selftest < 8) {
 			struct selftest_line *l = &info->selftest[info->n_selftest];

@@ -54,6 +54,9 @@ struct agent_info {
 	/* where each event ring sits in its arena (bytes from the start of
 	 * the mapping): `top` maps the arenas by id and reads them in place */
 	unsigned long conn_ring_off, pkt_ring_off;
+	/* and where the agent mapped each arena: a second process must map an
+	 * arena at the same address (kernel/bpf/arena.c, arena_map_mmap) */
+	unsigned long conn_arena_addr, pkt_arena_addr;
 };
 
 /* Take the single-agent lock.  Returns the lock fd, or -EBUSY with the

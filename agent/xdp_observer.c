@@ -7,7 +7,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "log.h"
-#include "event_ring.h" /* before the skeletons: their arena struct */
+#include "telemetry.h" /* the skeleton's types */
 #include "telemetry.skel.h"
 #include "xdp_observer.h"
 

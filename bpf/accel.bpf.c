@@ -33,7 +33,6 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 #include "accel.h"
-#include "event_ring.h"
 
 char LICENSE[] SEC("license") = "GPL";
 

@@ -7,6 +7,7 @@
 #define NGX_SOCKMAP_ACCEL_H
 
 #include "sockkey.h"
+#include "event_ring.h"
 
 /*
  * Why a socket is not accelerated.  Counted once per socket, when decided.

@@ -9,7 +9,6 @@
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 #include "telemetry.h"
-#include "event_ring.h"
 
 char LICENSE[] SEC("license") = "GPL";
 

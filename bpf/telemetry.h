@@ -6,6 +6,7 @@
 #ifndef __bpf__
 #include <linux/types.h>
 #endif
+#include "event_ring.h"
 
 /* What a frame was, as far as XDP parsed it.  Every frame is passed. */
 enum frame_kind {

@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * `ngx-sockmap top`: a live view of the running agent in 80 columns.  It
+ * reads what the agent publishes in agent.state: the counters by map id,
+ * the per-source map for its own sliding window, and the two arena event
+ * rings, mapped read-only and read in place (no copy through the agent).
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+#include "commands.h"
+#include "log.h"
+#include "ring_reader.h"
+#include "state.h"
+#include "stats.h"
+#include "topk.h"
+
+#define TOP_SOURCES 5
+#define TOP_CONN_EVENTS 5 /* newest connection events ... */
+#define TOP_PKT_EVENTS  3 /* ... and packet samples, which would crowd them out */
+#define WIDTH       80
+
+static volatile sig_atomic_t quit;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	quit = 1;
+}
+
+struct top_view {
+	struct agent_maps m;
+	struct agent_info info;
+	const struct event_ring *ring[2]; /* connections, packets; NULL: none */
+	void *map_base[2];
+	size_t map_len;
+	struct topk_window topk;
+	struct stats_snapshot prev, now;
+	double prev_t, now_t;
+};
+
+static double mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Map an arena read-only.  Every process must map an arena at the address
+ * and size of its first mapping, the agent's (kernel/bpf/arena.c,
+ * arena_map_mmap): arena pointers are user addresses. */
+static const struct event_ring *map_ring(struct top_view *v, int i, int fd, unsigned long addr,
+					 unsigned long off)
+{
+	void *p;
+
+	if (fd < 0 || !addr || off + sizeof(struct event_ring) > v->map_len)
+		return NULL;
+	p = mmap((void *)addr, v->map_len, PROT_READ, MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
+	if (p == MAP_FAILED) {
+		pr_debug("mmap of arena %d: %s\n", i, strerror(errno));
+		return NULL;
+	}
+	v->map_base[i] = p;
+	return (const struct event_ring *)((char *)p + off);
+}
+
+static void human(char *buf, size_t len, double v, const char *unit)
+{
+	const char *pre[] = { "", "k", "M", "G", "T" };
+	int i = 0;
+
+	while (v >= 1000 && i < 4) {
+		v /= 1000;
+		i++;
+	}
+	snprintf(buf, len, i ? "%.1f %s%s" : "%.0f %s%s", v, pre[i], unit);
+}
+
+static double rate(__u64 now, __u64 prev, double dt)
+{
+	return dt > 0 && now >= prev ? (now - prev) / dt : 0;
+}
+
+static int cmp_ts(const void *a, const void *b)
+{
+	const struct ring_event *x = a, *y = b;
+
+	return x->ts_ns < y->ts_ns ? -1 : x->ts_ns > y->ts_ns;
+}
+
+static void frame(FILE *o, struct top_view *v)
+{
+	const struct accel_stats *a = &v->now.sum, *p = &v->prev.sum;
+	double dt = v->now_t - v->prev_t;
+	struct ring_event ev[TOP_CONN_EVENTS + TOP_PKT_EVENTS];
+	struct src_rank top[TOP_SOURCES];
+	char b1[32], b2[32], line[160], addr[64];
+	int i, n, col;
+	time_t wall = time(NULL);
+	struct timespec mono;
+
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	strftime(b1, sizeof(b1), "%H:%M:%S", localtime(&wall));
+	snprintf(line, sizeof(line), "ngx-sockmap top - agent pid %d, %d cgroup%s%s%s",
+		 v->info.pid, v->info.n_cgroups, v->info.n_cgroups == 1 ? "" : "s",
+		 v->now.paused ? ", PAUSED" : "",
+		 v->info.selftest_blocked ? ", NOT accelerating (selftest)" : "");
+	fprintf(o, "%-*.*s%s\n", WIDTH - 9, WIDTH - 9, line, b1);
+
+	human(b1, sizeof(b1), rate(a->redirected_msgs, p->redirected_msgs, dt), "msg/s");
+	human(b2, sizeof(b2), rate(a->redirected_bytes, p->redirected_bytes, dt), "B/s");
+	fprintf(o, "redirected %-14s %-14s", b1, b2);
+	human(b1, sizeof(b1), rate(a->tcp_msgs, p->tcp_msgs, dt), "msg/s");
+	fprintf(o, "tracked sockets via TCP %s\n", b1);
+	fprintf(o, "sockets %-8llu pairs %-10llu (+%.0f/s)  closed %llu\n",
+		(unsigned long long)(a->sockets_added > a->sockets_closed
+					     ? a->sockets_added - a->sockets_closed : 0),
+		(unsigned long long)a->pairs, rate(a->pairs, p->pairs, dt),
+		(unsigned long long)a->sockets_closed);
+	/* fallbacks: "name total(+delta)" wrapped at 80 columns */
+	col = fprintf(o, "fallbacks");
+	for (i = 0; i < FB__MAX; i++) {
+		n = snprintf(line, sizeof(line), " %s %llu", accel_fallback_names[i],
+			     (unsigned long long)a->fallbacks[i]);
+		if (a->fallbacks[i] > p->fallbacks[i])
+			n += snprintf(line + n, sizeof(line) - n, "(+%llu)",
+				      (unsigned long long)(a->fallbacks[i] - p->fallbacks[i]));
+		if (col + n > WIDTH - 1) {
+			fputs("\n         ", o);
+			col = 9;
+		}
+		col += fprintf(o, "%s", line);
+	}
+	fputs("\n\n", o);
+
+	if (v->m.src_stats_fd >= 0) {
+		fprintf(o, "top sources, last %2d s         %14s %14s\n", topk_span(&v->topk),
+			"packets", "bytes");
+		n = topk_top(&v->topk, false, top, TOP_SOURCES);
+		for (i = 0; i < n; i++) {
+			src_key_str(&top[i].key, addr, sizeof(addr));
+			human(b2, sizeof(b2), top[i].bytes, "B");
+			fprintf(o, "  %-28.28s %14llu %14s\n", addr, (unsigned long long)top[i].packets,
+				b2);
+		}
+		if (!n)
+			fputs("  (no traffic yet)\n", o);
+	} else {
+		fputs("top sources: no XDP observer (run the agent with --xdp IFACE)\n", o);
+	}
+	fputs("\nrecent events\n", o);
+	n = 0;
+	if (v->ring[0])
+		n += ring_peek_recent(v->ring[0], ev, TOP_CONN_EVENTS);
+	if (v->ring[1])
+		n += ring_peek_recent(v->ring[1], ev + n, TOP_PKT_EVENTS);
+	qsort(ev, n, sizeof(ev[0]), cmp_ts);
+	for (i = 0; i < n; i++) {
+		double ago = mono.tv_sec + mono.tv_nsec / 1e9 - ev[i].ts_ns / 1e9;
+
+		ring_event_str(&ev[i], line, sizeof(line));
+		fprintf(o, "  %6.1fs ago  %-.*s\n", ago < 0 ? 0 : ago, WIDTH - 15, line);
+	}
+	if (!n)
+		fputs(v->ring[0] ? "  (none yet)\n" : "  (event rings not readable)\n", o);
+}
+
+static void sample(struct top_view *v)
+{
+	v->prev = v->now;
+	v->prev_t = v->now_t;
+	stats_read(&v->m, &v->now);
+	v->now_t = mono_now();
+	if (v->m.src_stats_fd >= 0)
+		topk_tick(&v->topk, v->m.src_stats_fd);
+}
+
+int cmd_top(unsigned int delay_ms, bool once)
+{
+	struct termios saved, raw;
+	bool tty = !once && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+	struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
+	struct sigaction sa = { .sa_handler = on_signal };
+	static struct top_view v;
+	char err[256], c;
+	int i;
+
+	if (geteuid() != 0) {
+		pr_warn("top reads BPF maps and needs root: try sudo ngx-sockmap top\n");
+		return EXIT_RUNTIME;
+	}
+	if (state_open(&v.m, &v.info, err, sizeof(err))) {
+		pr_warn("%s\n", err);
+		return EXIT_RUNTIME;
+	}
+	if (!v.info.pid) {
+		pr_warn("no agent is running (only a pinned data plane): top needs a live agent\n");
+		state_close(&v.m);
+		return EXIT_RUNTIME;
+	}
+	v.map_len = (size_t)RING_ARENA_PAGES * sysconf(_SC_PAGESIZE);
+	v.ring[0] = map_ring(&v, 0, v.m.conn_arena_fd, v.info.conn_arena_addr, v.info.conn_ring_off);
+	v.ring[1] = map_ring(&v, 1, v.m.pkt_arena_fd, v.info.pkt_arena_addr, v.info.pkt_ring_off);
+	topk_init(&v.topk, TOPK_WINDOW_SEC);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	if (tty && !tcgetattr(STDIN_FILENO, &saved)) {
+		raw = saved;
+		raw.c_lflag &= ~(ICANON | ECHO);
+		raw.c_cc[VMIN] = 0;
+		raw.c_cc[VTIME] = 0;
+		tcsetattr(STDIN_FILENO, TCSANOW, &raw);
+		fputs("\033[?25l", stdout); /* hide the cursor */
+	} else {
+		tty = false;
+	}
+	sample(&v);
+	while (!quit) {
+		if (poll(tty ? &pfd : NULL, tty ? 1 : 0, delay_ms) > 0 &&
+		    read(STDIN_FILENO, &c, 1) == 1 && (c == 'q' || c == 'Q'))
+			break;
+		if (quit)
+			break;
+		if (v.info.pid && kill(v.info.pid, 0) && errno == ESRCH) {
+			if (tty)
+				fputs("\033[H\033[2J", stdout);
+			printf("the agent (pid %d) has exited\n", v.info.pid);
+			break;
+		}
+		sample(&v);
+		if (tty)
+			fputs("\033[H\033[2J", stdout);
+		frame(stdout, &v);
+		if (tty)
+			fputs("\nq: quit", stdout);
+		fflush(stdout);
+		if (once)
+			break;
+	}
+	if (tty) {
+		tcsetattr(STDIN_FILENO, TCSANOW, &saved);
+		fputs("\033[?25h\n", stdout);
+	}
+	for (i = 0; i < 2; i++)
+		if (v.map_base[i])
+			munmap(v.map_base[i], v.map_len);
+	topk_free(&v.topk);
+	state_close(&v.m);
+	return 0;
+}
