@@ -95,10 +95,23 @@ static void test_resolve_refusals(void)
 	      "missing relative path names the full path: %s", err);
 }
 
+static void test_sample_every(void)
+{
+	CHECK(parse_sample_every("0") == 0, "0: no samples");
+	CHECK(parse_sample_every("1") == 1, "1: every frame");
+	CHECK(parse_sample_every("64") == 64, "64");
+	CHECK(parse_sample_every("65536") == 65536, "65536: the largest");
+	CHECK(parse_sample_every("48") == -1, "48 refused: not a power of two");
+	CHECK(parse_sample_every("131072") == -1, "131072 refused: too large");
+	CHECK(parse_sample_every("-64") == -1, "negative refused");
+	CHECK(parse_sample_every("") == -1 && parse_sample_every("64k") == -1, "junk refused");
+}
+
 int main(void)
 {
 	test_ports();
 	test_pid();
+	test_sample_every();
 	test_listen();
 	test_resolve_refusals();
 	return CHECK_SUMMARY();
