@@ -45,6 +45,24 @@ static void prog_stats(FILE *o, const char *prog, int fd, bool *headed)
 		(unsigned long long)info.run_cnt);
 }
 
+static void top_sources(FILE *o, const struct topk_window *w, bool by_bytes)
+{
+	const char *name = by_bytes ? "ngx_sockmap_top_source_bytes" : "ngx_sockmap_top_source_packets";
+	struct src_rank top[TOP_K];
+	char addr[64];
+	int i, n;
+
+	help(o, name, "gauge",
+	     by_bytes ? "Bytes from the top sources (at most 10) over the last 10 s."
+		      : "Packets from the top sources (at most 10) over the last 10 s.");
+	n = topk_top(w, by_bytes, top, TOP_K);
+	for (i = 0; i < n; i++) {
+		src_key_str(&top[i].key, addr, sizeof(addr));
+		fprintf(o, "%s{rank=\"%d\",source=\"%s\"} %llu\n", name, i + 1, addr,
+			(unsigned long long)(by_bytes ? top[i].bytes : top[i].packets));
+	}
+}
+
 static void ring_metrics(FILE *o, const struct event_feed *f)
 {
 	int r, k;
@@ -87,7 +105,7 @@ void metrics_render(FILE *o, const struct metrics_src *src)
 	struct stats_snapshot s;
 	const struct accel_stats *a = &s.sum;
 	bool headed = false;
-	int i, k, n;
+	int i, k;
 
 	help(o, "ngx_sockmap_build_info", "gauge", "Agent version; always 1.");
 	fprintf(o, "ngx_sockmap_build_info{version=\"%s\"} 1\n", NGX_SOCKMAP_VERSION);
@@ -137,9 +155,7 @@ void metrics_render(FILE *o, const struct metrics_src *src)
 
 	if (src->telemetry && src->telemetry->skel) {
 		const struct telemetry *t = src->telemetry;
-		struct src_rank top[TOP_K];
 		struct xdp_totals tot;
-		char addr[64];
 
 		help(o, "ngx_sockmap_xdp_packets_total", "counter",
 		     "Frames seen by the XDP observer, by interface and kind (all passed).");
@@ -166,22 +182,8 @@ void metrics_render(FILE *o, const struct metrics_src *src)
 			fprintf(o, "ngx_sockmap_xdp_attached{interface=\"%s\",mode=\"%s\"} 1\n",
 				t->ifaces[i].name, t->ifaces[i].mode);
 		if (src->topk) {
-			n = topk_top(src->topk, false, top, TOP_K);
-			help(o, "ngx_sockmap_top_source_packets", "gauge",
-			     "Packets from the top sources (at most 10) over the last 10 s.");
-			for (i = 0; i < n; i++) {
-				src_key_str(&top[i].key, addr, sizeof(addr));
-				fprintf(o, "ngx_sockmap_top_source_packets{rank=\"%d\",source=\"%s\"} %llu\n",
-					i + 1, addr, (unsigned long long)top[i].packets);
-			}
-			n = topk_top(src->topk, true, top, TOP_K);
-			help(o, "ngx_sockmap_top_source_bytes", "gauge",
-			     "Bytes from the top sources (at most 10) over the last 10 s.");
-			for (i = 0; i < n; i++) {
-				src_key_str(&top[i].key, addr, sizeof(addr));
-				fprintf(o, "ngx_sockmap_top_source_bytes{rank=\"%d\",source=\"%s\"} %llu\n",
-					i + 1, addr, (unsigned long long)top[i].bytes);
-			}
+			top_sources(o, src->topk, false);
+			top_sources(o, src->topk, true);
 		}
 	}
 	if (src->feed)
