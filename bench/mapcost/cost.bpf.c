@@ -49,6 +49,18 @@ struct {
 	__type(value, struct src_counters);
 } lru_stats SEC(".maps");
 
+/* The same with BPF_F_NO_COMMON_LRU: an LRU list per CPU (each holding
+ * max_entries / CPUs), so that a miss never takes the one shared LRU lock
+ * (kernel/bpf/bpf_lru_list.c, bpf_common_lru_pop_free vs
+ * bpf_percpu_lru_pop_free).  Not what xdp_count uses: an alternative. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
+	__uint(map_flags, BPF_F_NO_COMMON_LRU);
+	__uint(max_entries, SRC_STATS_MAX);
+	__type(key, struct src_key);
+	__type(value, struct src_counters);
+} lru_nc_stats SEC(".maps");
+
 /* A ring buffer record per packet.  cost.c sizes it before load so that a
  * whole measured run fits, and drains it between runs: a full ring would
  * measure the cheap failure path instead. */
@@ -165,6 +177,31 @@ int xdp_lru_percpu_hash(struct xdp_md *ctx)
 
 	if (IS_IP(prep(ctx, &key, &len)))
 		COUNT_PERCPU(lru_stats);
+	return XDP_PASS;
+}
+
+SEC("xdp")
+int xdp_lru_percpu_nocommon(struct xdp_md *ctx)
+{
+	struct src_key key = {};
+	__u64 len;
+
+	if (IS_IP(prep(ctx, &key, &len)))
+		COUNT_PERCPU(lru_nc_stats);
+	return XDP_PASS;
+}
+
+/* Not a map: the clock read both rings' events carry (ts_ns), to tell how
+ * much of a ring's cost is the clock (kvm-clock in a VM, TSC on metal). */
+SEC("xdp")
+int xdp_clock(struct xdp_md *ctx)
+{
+	struct src_key key = {};
+	__u64 len, t;
+
+	prep(ctx, &key, &len);
+	t = bpf_ktime_get_ns();
+	asm volatile("" : : "r"(&key), "r"(len), "r"(t) : "memory");
 	return XDP_PASS;
 }
 

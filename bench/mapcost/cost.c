@@ -30,7 +30,18 @@
 #define FRAME_LEN   64 /* Ethernet + IPv4 + UDP + 22 bytes: a small packet */
 #define FRAME6_LEN  (FRAME_LEN + 20)
 
-enum prog_id { P_BASELINE, P_HASH, P_PERCPU, P_LRU, P_ARENA, P_RINGBUF, P_XDP_COUNT, P__MAX };
+enum prog_id {
+	P_BASELINE,
+	P_CLOCK,
+	P_HASH,
+	P_PERCPU,
+	P_LRU,
+	P_LRU_NC,
+	P_ARENA,
+	P_RINGBUF,
+	P_XDP_COUNT,
+	P__MAX
+};
 
 static const struct {
 	const char *name;  /* for --programs and JSON */
@@ -38,9 +49,11 @@ static const struct {
 	bool per_source;   /* cost depends on the working set */
 } progs[P__MAX] = {
 	[P_BASELINE] = { "baseline", "baseline (parse only)", false },
+	[P_CLOCK] = { "clock", "bpf_ktime_get_ns only", false },
 	[P_HASH] = { "hash", "HASH + atomic add", true },
 	[P_PERCPU] = { "percpu_hash", "PERCPU_HASH", true },
 	[P_LRU] = { "lru_percpu_hash", "LRU_PERCPU_HASH", true },
+	[P_LRU_NC] = { "lru_percpu_nocommon", "LRU_PERCPU_HASH, NO_COMMON_LRU", true },
 	[P_ARENA] = { "arena_ring", "arena ring, event/packet", false },
 	[P_RINGBUF] = { "ringbuf", "ring buffer, record/packet", false },
 	[P_XDP_COUNT] = { "xdp_count", "xdp_count as built", false },
@@ -91,10 +104,13 @@ static const char doc[] =
 	"kernel repeats the same frame, so the working set is made in the program,\n"
 	"at the same cost in every program), then:\n"
 	"  baseline         nothing more\n"
+	"  clock            bpf_ktime_get_ns() (both rings' events carry a time)\n"
 	"  hash             BPF_MAP_TYPE_HASH, __sync_fetch_and_add on the counters\n"
 	"  percpu_hash      BPF_MAP_TYPE_PERCPU_HASH, plain adds\n"
 	"  lru_percpu_hash  BPF_MAP_TYPE_LRU_PERCPU_HASH, plain adds (what xdp_count\n"
 	"                   uses)\n"
+	"  lru_percpu_nocommon  the same with BPF_F_NO_COMMON_LRU (an LRU list\n"
+	"                   per CPU, no shared lock on a miss)\n"
 	"  arena_ring       one event per packet into the bpf/event_ring.h arena ring\n"
 	"  ringbuf          one bpf_ringbuf_reserve/submit record per packet (same\n"
 	"                   event) into a --ringbuf-kb ring, drained whenever both\n"
@@ -462,6 +478,7 @@ static int measure_span(int si)
 	bpf_map__set_max_entries(skel->maps.hash_stats, opt.entries);
 	bpf_map__set_max_entries(skel->maps.percpu_stats, opt.entries);
 	bpf_map__set_max_entries(skel->maps.lru_stats, opt.entries);
+	bpf_map__set_max_entries(skel->maps.lru_nc_stats, opt.entries);
 	bpf_map__set_max_entries(skel->maps.sample_rb, rb_size);
 	err = cost_bpf__load(skel);
 	if (err) {
@@ -487,9 +504,11 @@ static int measure_span(int si)
 		rs[n++] = (struct runspec){ .fd = bpf_program__fd(skel->progs.prog) }; \
 	}
 	ADD(P_BASELINE, xdp_baseline);
+	ADD(P_CLOCK, xdp_clock);
 	ADD(P_HASH, xdp_hash_atomic);
 	ADD(P_PERCPU, xdp_percpu_hash);
 	ADD(P_LRU, xdp_lru_percpu_hash);
+	ADD(P_LRU_NC, xdp_lru_percpu_nocommon);
 	ADD(P_ARENA, xdp_arena_ring);
 	if (opt.want[P_RINGBUF]) {
 		ids[n] = P_RINGBUF;
@@ -521,6 +540,7 @@ static int measure_span(int si)
 		struct bpf_map *map = ids[i] == P_HASH	 ? skel->maps.hash_stats :
 				      ids[i] == P_PERCPU ? skel->maps.percpu_stats :
 				      ids[i] == P_LRU	 ? skel->maps.lru_stats :
+				      ids[i] == P_LRU_NC ? skel->maps.lru_nc_stats :
 							   NULL;
 
 		for (m = 0; m < 2; m++) {
