@@ -1,0 +1,46 @@
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# The ngx-sockmap sidecar.  Built from this source tree in a build stage
+# (clang-19, libbpf-dev >= 1.4 and bpftool from bookworm-backports, as
+# `make deps` installs them on a host); the runtime stage carries the
+# binary and its shared libraries only.  libbpf1 >= 1.4 is not in bookworm
+# itself (1.1), hence backports in both stages, from whatever mirror the
+# base image's apt already uses.
+ARG BASE_IMAGE=debian:bookworm
+
+FROM ${BASE_IMAGE} AS build
+RUN set -e; \
+    mirror=$(grep -hoE 'https?://[^ ]+/debian/?' /etc/apt/sources.list /etc/apt/sources.list.d/* 2>/dev/null | head -n 1); \
+    echo "deb ${mirror:-http://deb.debian.org/debian} bookworm-backports main" >/etc/apt/sources.list.d/backports.list; \
+    apt-get update -qq; \
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+        clang-19 llvm-19 libelf-dev zlib1g-dev libcgroup-dev libmicrohttpd-dev pkg-config make gcc libc6-dev; \
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+        -t bookworm-backports libbpf-dev bpftool linux-libc-dev
+WORKDIR /src
+COPY Makefile ./
+COPY scripts/check-tools.sh scripts/
+COPY bpf bpf/
+COPY agent agent/
+# vmlinux.h comes from the build host's /sys/kernel/btf/vmlinux (sysfs is
+# mounted read-only in build containers); CO-RE relocates at load time, so
+# the image runs on other BTF kernels too.  No .git here: the version comes
+# in as a build argument.
+ARG NGX_SOCKMAP_VERSION=unknown
+RUN make -j"$(nproc)" VERSION="$NGX_SOCKMAP_VERSION" build/ngx-sockmap
+
+FROM ${BASE_IMAGE}
+RUN set -e; \
+    mirror=$(grep -hoE 'https?://[^ ]+/debian/?' /etc/apt/sources.list /etc/apt/sources.list.d/* 2>/dev/null | head -n 1); \
+    echo "deb ${mirror:-http://deb.debian.org/debian} bookworm-backports main" >/etc/apt/sources.list.d/backports.list; \
+    apt-get update -qq; \
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+        -t bookworm-backports libbpf1 libelf1; \
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+        zlib1g libcgroup2 libmicrohttpd12; \
+    rm -rf /var/lib/apt/lists/*
+COPY --from=build /src/build/ngx-sockmap /usr/local/bin/ngx-sockmap
+COPY docker/agent-entrypoint.sh /usr/local/bin/ngx-sockmap-sidecar
+# `ngx-sockmap status` answers once the agent has attached (it publishes
+# its state just before printing "ready").
+HEALTHCHECK --interval=2s --timeout=5s --retries=30 CMD ["ngx-sockmap", "status", "--json"]
+ENTRYPOINT ["/usr/local/bin/ngx-sockmap-sidecar"]
