@@ -2,7 +2,7 @@
 # ngx-sockmap: `make deps` once, then `make`, `sudo make test`, `sudo make demo`.
 
 .DELETE_ON_ERROR:
-.PHONY: all deps test tools demo bench bench-maps clean check-tools
+.PHONY: all deps test tools demo bench bench-maps compose-bench clean check-tools
 
 BUILD    := build
 CLANG    ?= clang-19
@@ -99,6 +99,12 @@ demo: deps
 
 bench: all tools
 	./bench/run
+
+# The same before/after bench in containers (docker-compose.yml): builds
+# its own images, agent included, so it needs no host build; a Docker
+# daemon is started (and stopped again) only when none runs.
+compose-bench:
+	./bench/compose
 
 # bench/maps: the per-packet cost of the telemetry's map choices
 # (bench/mapcost/, BPF_PROG_TEST_RUN).  Its own rules: the sources live
