@@ -9,6 +9,7 @@
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 #include "telemetry.h"
+#include "pkt_parse.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -36,10 +37,6 @@ struct {
 	__uint(max_entries, 4096);
 } ring_wakeups SEC(".maps");
 
-#define ETH_P_IP_BE    bpf_htons(0x0800)
-#define ETH_P_IPV6_BE  bpf_htons(0x86DD)
-#define ETH_P_8021Q_BE bpf_htons(0x8100)
-#define ETH_P_8021AD_BE bpf_htons(0x88A8)
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
@@ -119,40 +116,12 @@ int xdp_count(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;
-	__u64 len = end - data;
-	struct ethhdr *eth = data;
+	__u64 len = end - data; /* before the parse: see pkt_parse.h's users */
 	struct src_key key = {};
-	__u16 proto;
+	enum frame_kind kind = pkt_parse(data, end, &key);
 
-	if ((void *)(eth + 1) > end)
-		return count_kind(ctx, FK_TRUNCATED, len, NULL);
-	proto = eth->h_proto;
-	if (proto == ETH_P_8021Q_BE || proto == ETH_P_8021AD_BE)
-		return count_kind(ctx, FK_VLAN, len, NULL);
-	if (proto == ETH_P_IP_BE) {
-		struct iphdr *ip = (void *)(eth + 1);
-
-		if ((void *)(ip + 1) > end)
-			return count_kind(ctx, FK_TRUNCATED, len, NULL);
-		if (ip->version != 4 || ip->ihl < 5)
-			return count_kind(ctx, FK_MALFORMED, len, NULL);
-		if ((void *)ip + ip->ihl * 4 > end)
-			return count_kind(ctx, FK_TRUNCATED, len, NULL);
-		key.addr[2] = bpf_htonl(0x0000ffff);
-		key.addr[3] = ip->saddr;
-		count_source(&key, len);
-		return count_kind(ctx, FK_IPV4, len, &key);
-	}
-	if (proto == ETH_P_IPV6_BE) {
-		struct ipv6hdr *ip6 = (void *)(eth + 1);
-
-		if ((void *)(ip6 + 1) > end)
-			return count_kind(ctx, FK_TRUNCATED, len, NULL);
-		if (ip6->version != 6)
-			return count_kind(ctx, FK_MALFORMED, len, NULL);
-		__builtin_memcpy(key.addr, &ip6->saddr, sizeof(key.addr));
-		count_source(&key, len);
-		return count_kind(ctx, FK_IPV6, len, &key);
-	}
-	return count_kind(ctx, FK_NON_IP, len, NULL);
+	if (kind != FK_IPV4 && kind != FK_IPV6)
+		return count_kind(ctx, kind, len, NULL);
+	count_source(&key, len);
+	return count_kind(ctx, kind, len, &key);
 }
