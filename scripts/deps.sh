@@ -9,6 +9,14 @@ set -eu
 PKGS="clang-19 llvm-19 libelf-dev zlib1g-dev libcgroup-dev libmicrohttpd-dev pkg-config make gcc
       nginx wrk curl iproute2 python3 procps util-linux kmod prometheus"
 BACKPORTS_PKGS="libbpf-dev bpftool linux-libc-dev"
+# The compose setup (docker-compose.yml, make compose-bench, its test):
+# Debian's Docker engine and docker-compose 1.29 unless an engine / compose
+# v2 is already here (docker.io conflicts with docker-ce), and debootstrap
+# for the offline base image.  No daemon is started here: whatever needs
+# one starts it when none runs, and stops it again (scripts/docker-up.sh).
+command -v dockerd >/dev/null || PKGS="$PKGS docker.io"
+docker compose version >/dev/null 2>&1 || PKGS="$PKGS docker-compose"
+PKGS="$PKGS debootstrap"
 
 missing=""
 for p in $PKGS; do
