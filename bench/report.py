@@ -407,6 +407,8 @@ def cmd_report(out, meta_path):
     md.append("")
     md.append("- kernel %s, %s CPUs (%s), %s" % (meta["kernel"], meta["cpus"], meta["cpu_model"], meta["os"]))
     md.append("- %s, %s, agent %s" % (meta["nginx_version"], meta["wrk_version"], meta["agent_version"]))
+    if meta.get("agent_args"):
+        md.append("- extra agent options (NGX_SOCKMAP_ARGS): `%s`" % meta["agent_args"])
     md.append("- rounds: %d x %d s per profile and mode (+%d s warm-up each), modes interleaved "
               "and alternating order per round; values are medians over rounds"
               % (meta["rounds"], meta["duration"], meta["warmup"]))
@@ -427,8 +429,8 @@ def cmd_report(out, meta_path):
         sep += "---:|---:|---:|"
     has_vs_accel = "accel" in modes and any(m not in ("baseline", "accel") for m in modes)
     if has_vs_accel:
-        hdr += " req/s vs accel |"
-        sep += "---:|"
+        hdr += " req/s vs accel | paired |"
+        sep += "---:|---:|"
     md.append(hdr)
     md.append(sep)
     for prof in profiles:
@@ -451,7 +453,8 @@ def cmd_report(out, meta_path):
                                                 fmt_ratio(rt["p99"]))
             if has_vs_accel:
                 va = summary[prof]["ratios_vs_accel"].get(m)
-                row += " %s |" % (fmt_ratio(va["rps"]) if va else "")
+                row += " %s | %s |" % (fmt_ratio(va["rps"]) if va else "",
+                                       fmt_ratio(va["rps_paired"]) if va else "")
             md.append(row)
     md.append("")
     if has_ratio:
