@@ -12,21 +12,7 @@ cg=$(cg_make metrics)
 ns=$(ns_make xdp)
 host=vsm$$h
 peer=vsm$$p
-ip link add "$host" type veth peer name "$peer" || fail "veth"
-on_exit "ip link del '$host'"
-ip link set "$peer" netns "$ns"
-# No IPv6 (no ND/MLD frames) and static neighbours (no ARP): the only
-# frames on the wire are the ones we send.
-sysctl -qw "net.ipv6.conf.$host.disable_ipv6=1"
-ip netns exec "$ns" sysctl -qw "net.ipv6.conf.$peer.disable_ipv6=1"
-ip addr add 10.213.9.1/30 dev "$host"
-ip -n "$ns" addr add 10.213.9.2/30 dev "$peer"
-ip link set "$host" up
-ip -n "$ns" link set "$peer" up
-hmac=$(cat "/sys/class/net/$host/address")
-pmac=$(ip netns exec "$ns" cat "/sys/class/net/$peer/address")
-ip neigh replace 10.213.9.2 lladdr "$pmac" dev "$host" nud permanent
-ip -n "$ns" neigh replace 10.213.9.1 lladdr "$hmac" dev "$peer" nud permanent
+veth_quiet "$host" "$peer" "$ns" 10.213.9.1 10.213.9.2
 
 port=19435
 agent_start -c "$cg" --xdp "$host" --metrics 127.0.0.1:$port

@@ -80,6 +80,28 @@ ns_make() {
 	echo "$n"
 }
 
+# veth_quiet HOST PEER NS HOSTIP PEERIP... : a veth pair HOST <-> PEER (in
+# NS), HOSTIP/24 on HOST and every PEERIP/24 on PEER, with no IPv6 (no
+# ND/MLD frames) and static neighbours (no ARP): the only frames on the wire
+# are the ones the test sends.  Removed at exit.
+veth_quiet() {
+	local host=$1 peer=$2 ns=$3 hip=$4 pip hmac pmac
+	shift 4
+	ip link add "$host" type veth peer name "$peer" || fail "veth $host"
+	on_exit "ip link del '$host'"
+	ip link set "$peer" netns "$ns"
+	sysctl -qw "net.ipv6.conf.$host.disable_ipv6=1"
+	ip netns exec "$ns" sysctl -qw "net.ipv6.conf.$peer.disable_ipv6=1"
+	ip addr add "$hip/24" dev "$host"
+	for pip in "$@"; do ip -n "$ns" addr add "$pip/24" dev "$peer"; done
+	ip link set "$host" up
+	ip -n "$ns" link set "$peer" up
+	hmac=$(cat "/sys/class/net/$host/address")
+	pmac=$(ip netns exec "$ns" cat "/sys/class/net/$peer/address")
+	for pip in "$@"; do ip neigh replace "$pip" lladdr "$pmac" dev "$host" nud permanent; done
+	ip -n "$ns" neigh replace "$hip" lladdr "$hmac" dev "$peer" nud permanent
+}
+
 # agent_start ARGS... : start `ngx-sockmap run ARGS`, wait for "ready".
 # Tests attach exactly what they name (--no-follow) unless AGENT_FOLLOW=1:
 # following peers' cgroups is tested on its own (follow_peers_*.sh).  They
