@@ -49,8 +49,11 @@ void feed_drain(struct event_feed *f)
 	int r;
 
 	for (r = 0; r < FEED__MAX; r++) {
+		__u64 before;
+
 		if (!f->on[r])
 			continue;
+		before = f->rd[r].pos;
 		while (ring_reader_next(&f->rd[r], &ev) > 0) {
 			if (ev.kind < EV__MAX)
 				f->by_kind[ev.kind]++;
@@ -59,7 +62,11 @@ void feed_drain(struct event_feed *f)
 				pr_debug("event: %s\n", line);
 			}
 		}
-		ring_reader_rearm(&f->rd[r]);
+		/* Re-arm only after progress: stuck behind an event still being
+		 * written, re-arming would let every new event wake us again;
+		 * the 1 s tick comes back for it instead. */
+		if (f->rd[r].pos != before)
+			ring_reader_rearm(&f->rd[r]);
 	}
 }
 

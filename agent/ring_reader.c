@@ -17,17 +17,24 @@ const char *const ring_event_kind_names[EV__MAX] = {
 };
 
 /* Copy the event at position p: 1 copied, 0 not written yet, -1 gone
- * (lapped, or overwritten while we copied). */
+ * (lapped, dropped by its writer, or overwritten while we copied).  The
+ * cases are listed in bpf/event_ring.h. */
 static int slot_read(const struct event_ring *ring, __u64 p, struct ring_event *out)
 {
 	const struct ring_slot *s = &ring->slots[p & (RING_SLOTS - 1)];
-	__u64 want = 2 * p + 2, before, after;
+	__u64 want = 2 * p + 2, before, after, head;
 
 	before = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
-	if (before < want)
+	if (before == want - 1)
 		return 0;
-	if (before > want)
-		return -1;
+	if (before > want || (before & 1))
+		return -1; /* lapped, or held by an older writer: p's dropped */
+	if (before < want) {
+		/* p's writer hasn't claimed it yet, unless the writers are a
+		 * whole ring past p: then it was lapped before its claim */
+		head = __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE);
+		return head > p + RING_SLOTS ? -1 : 0;
+	}
 	memcpy(out, (const void *)&s->ev, sizeof(*out));
 	/* the copy must complete before seq is checked again */
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
@@ -57,12 +64,13 @@ int ring_reader_next(struct ring_reader *r, struct ring_event *out)
 		}
 		if (rc == 0)
 			return 0;
-		/* Lapped: jump to half a ring behind the writers, so the next
-		 * reads don't race them again at once, and count the rest. */
+		/* Gone.  If lapped, jump to half a ring behind the writers,
+		 * so the next reads don't race them again at once; count
+		 * every position skipped. */
 		head = __atomic_load_n(&r->ring->head, __ATOMIC_ACQUIRE);
 		next = head > RING_SLOTS / 2 ? head - RING_SLOTS / 2 : 0;
-		if (next <= r->pos)
-			next = r->pos + 1;
+		if (next <= r->pos || head <= r->pos + RING_SLOTS)
+			next = r->pos + 1; /* not lapped: just this one */
 		r->gaps += next - r->pos;
 		r->pos = next;
 	}

@@ -5,6 +5,7 @@
  * the per-source map for its own sliding window, and the two arena event
  * rings, mapped read-only and read in place (no copy through the agent).
  */
+#define _GNU_SOURCE /* ppoll */
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -27,12 +28,40 @@
 #define TOP_PKT_EVENTS  3 /* ... and packet samples, which would crowd them out */
 #define WIDTH       80
 
-static volatile sig_atomic_t quit;
+static volatile sig_atomic_t quit, resumed;
 
+/* Delivered only inside ppoll() (blocked elsewhere): no lost wake-up. */
 static void on_signal(int sig)
 {
-	(void)sig;
-	quit = 1;
+	if (sig == SIGCONT)
+		resumed = 1; /* back from Ctrl-Z: the shell reset the terminal */
+	else
+		quit = 1;
+}
+
+static struct termios saved_tty;
+static bool raw_on;
+
+static void raw_mode(bool on)
+{
+	struct termios raw = saved_tty;
+
+	if (on) {
+		raw.c_lflag &= ~(ICANON | ECHO);
+		raw.c_cc[VMIN] = 0;
+		raw.c_cc[VTIME] = 0;
+	}
+	tcsetattr(STDIN_FILENO, TCSANOW, on ? &raw : &saved_tty);
+	fputs(on ? "\033[?25l" : "\033[?25h\n", stdout); /* cursor off / on */
+	fflush(stdout);
+	raw_on = on;
+}
+
+/* Whatever way we leave (exit(), a libbpf abort...), give the terminal back. */
+static void restore_tty(void)
+{
+	if (raw_on)
+		raw_mode(false);
 }
 
 struct top_view {
@@ -41,7 +70,8 @@ struct top_view {
 	const struct event_ring *ring[2]; /* connections, packets; NULL: none */
 	void *map_base[2];
 	size_t map_len;
-	struct topk_window topk;
+	struct topk_window topk;  /* one tick per refresh */
+	unsigned int delay_ms;
 	struct stats_snapshot prev, now;
 	double prev_t, now_t;
 };
@@ -143,8 +173,9 @@ static void frame(FILE *o, struct top_view *v)
 	fputs("\n\n", o);
 
 	if (v->m.src_stats_fd >= 0) {
-		fprintf(o, "top sources, last %2d s         %14s %14s\n", topk_span(&v->topk),
-			"packets", "bytes");
+		snprintf(b1, sizeof(b1), "top sources, last %.0f s",
+			 topk_span(&v->topk) * v->delay_ms / 1000.0);
+		fprintf(o, "%-31s %14s %14s\n", b1, "packets", "bytes");
 		n = topk_top(&v->topk, false, top, TOP_SOURCES);
 		for (i = 0; i < n; i++) {
 			src_key_str(&top[i].key, addr, sizeof(addr));
@@ -186,13 +217,15 @@ static void sample(struct top_view *v)
 
 int cmd_top(unsigned int delay_ms, bool once)
 {
-	struct termios saved, raw;
 	bool tty = !once && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
 	struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
 	struct sigaction sa = { .sa_handler = on_signal };
+	const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCONT };
+	struct timespec wait = { delay_ms / 1000, (delay_ms % 1000) * 1000000L };
+	sigset_t block, during_poll;
 	static struct top_view v;
 	char err[256], c;
-	int i;
+	int i, window;
 
 	if (geteuid() != 0) {
 		pr_warn("top reads BPF maps and needs root: try sudo ngx-sockmap top\n");
@@ -207,29 +240,37 @@ int cmd_top(unsigned int delay_ms, bool once)
 		state_close(&v.m);
 		return EXIT_RUNTIME;
 	}
+	v.delay_ms = delay_ms;
 	v.map_len = (size_t)RING_ARENA_PAGES * sysconf(_SC_PAGESIZE);
 	v.ring[0] = map_ring(&v, 0, v.m.conn_arena_fd, v.info.conn_arena_addr, v.info.conn_ring_off);
 	v.ring[1] = map_ring(&v, 1, v.m.pkt_arena_fd, v.info.pkt_arena_addr, v.info.pkt_ring_off);
-	topk_init(&v.topk, TOPK_WINDOW_SEC);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	if (tty && !tcgetattr(STDIN_FILENO, &saved)) {
-		raw = saved;
-		raw.c_lflag &= ~(ICANON | ECHO);
-		raw.c_cc[VMIN] = 0;
-		raw.c_cc[VTIME] = 0;
-		tcsetattr(STDIN_FILENO, TCSANOW, &raw);
-		fputs("\033[?25l", stdout); /* hide the cursor */
+	/* the window covers TOPK_WINDOW_SEC whatever the refresh period */
+	window = TOPK_WINDOW_SEC * 1000 / delay_ms;
+	topk_init(&v.topk, window < 1 ? 1 : window > TOPK_WINDOW_MAX ? TOPK_WINDOW_MAX : window);
+
+	sigemptyset(&block);
+	for (i = 0; i < (int)(sizeof(sigs) / sizeof(sigs[0])); i++) {
+		sigaddset(&block, sigs[i]);
+		sigaction(sigs[i], &sa, NULL);
+	}
+	sigprocmask(SIG_BLOCK, &block, &during_poll);
+	if (tty && !tcgetattr(STDIN_FILENO, &saved_tty)) {
+		atexit(restore_tty);
+		raw_mode(true);
 	} else {
 		tty = false;
 	}
 	sample(&v);
 	while (!quit) {
-		if (poll(tty ? &pfd : NULL, tty ? 1 : 0, delay_ms) > 0 &&
+		if (ppoll(tty ? &pfd : NULL, tty ? 1 : 0, &wait, &during_poll) > 0 &&
 		    read(STDIN_FILENO, &c, 1) == 1 && (c == 'q' || c == 'Q'))
 			break;
 		if (quit)
 			break;
+		if (resumed && tty) {
+			resumed = 0;
+			raw_mode(true);
+		}
 		if (v.info.pid && kill(v.info.pid, 0) && errno == ESRCH) {
 			if (tty)
 				fputs("\033[H\033[2J", stdout);
@@ -246,10 +287,8 @@ int cmd_top(unsigned int delay_ms, bool once)
 		if (once)
 			break;
 	}
-	if (tty) {
-		tcsetattr(STDIN_FILENO, TCSANOW, &saved);
-		fputs("\033[?25h\n", stdout);
-	}
+	restore_tty();
+	sigprocmask(SIG_SETMASK, &during_poll, NULL);
 	for (i = 0; i < 2; i++)
 		if (v.map_base[i])
 			munmap(v.map_base[i], v.map_len);

@@ -38,49 +38,79 @@ static struct src_snapshot *snap_at(const struct topk_window *w, int tick)
 void topk_push(struct topk_window *w, struct src_rank *v, int n)
 {
 	struct src_snapshot *s = snap_at(w, w->ticks);
+	int i, u = 0;
 
 	qsort(v, n, sizeof(*v), key_cmp);
+	/* one entry per source (the merge in topk_top needs it): keep the
+	 * larger counts of duplicates */
+	for (i = 0; i < n; i++) {
+		if (u && !key_cmp(&v[u - 1], &v[i])) {
+			if (v[i].packets > v[u - 1].packets)
+				v[u - 1] = v[i];
+			continue;
+		}
+		v[u++] = v[i];
+	}
+	n = u;
 	free(s->v);
 	s->v = v;
 	s->n = n;
 	w->ticks++;
 }
 
+/*
+ * One pass over the map with the batch API: it walks bucket by bucket.  A
+ * bpf_map_get_next_key() walk restarts from the first key when the key it
+ * stands on was just evicted (kernel/bpf/hashtab.c, htab_map_get_next_key),
+ * which under a spoofed-source flood of the LRU means duplicates and a walk
+ * of unbounded length.
+ */
 int topk_tick(struct topk_window *w, int fd)
 {
-	int ncpu = libbpf_num_possible_cpus(), n = 0, cap = 1024, i;
-	struct src_counters *per = calloc(ncpu, sizeof(*per));
-	struct src_rank *v = malloc(cap * sizeof(*v)), *nv;
-	struct src_key key, *prev = NULL;
+	int ncpu = libbpf_num_possible_cpus(), n = 0, i, c, err = 0;
+	__u32 batch_n, cap = SRC_STATS_MAX, count;
+	struct src_key *keys = calloc(cap, sizeof(*keys));
+	struct src_counters *vals = calloc((size_t)cap * ncpu, sizeof(*vals));
+	struct src_rank *v = calloc(cap, sizeof(*v));
+	struct src_key in_batch, out_batch;
+	bool first = true;
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
 
-	if (!per || !v)
-		goto nomem;
-	while (!bpf_map_get_next_key(fd, prev, &key)) {
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, per))
-			continue; /* evicted meanwhile */
-		if (n == cap) {
-			nv = realloc(v, 2 * cap * sizeof(*v));
-			if (!nv)
-				goto nomem;
-			v = nv;
-			cap *= 2;
-		}
-		memset(&v[n], 0, sizeof(v[n]));
-		v[n].key = key;
-		for (i = 0; i < ncpu; i++) {
-			v[n].packets += per[i].packets;
-			v[n].bytes += per[i].bytes;
-		}
-		n++;
+	if (!keys || !vals || !v || ncpu <= 0) {
+		err = -ENOMEM;
+		goto out;
 	}
-	free(per);
+	while ((__u32)n < cap) {
+		count = batch_n = cap - n;
+		err = bpf_map_lookup_batch(fd, first ? NULL : &in_batch, &out_batch, keys,
+					   vals, &count, &opts);
+		/* ENOENT: the last batch; ENOSPC: the next bucket doesn't fit
+		 * in what is left of cap (more sources than the map holds) */
+		if (err && errno != ENOENT && errno != ENOSPC) {
+			err = -errno;
+			goto out;
+		}
+		for (i = 0; i < (int)count && i < (int)batch_n; i++, n++) {
+			v[n].key = keys[i];
+			v[n].packets = v[n].bytes = 0;
+			for (c = 0; c < ncpu; c++) {
+				v[n].packets += vals[(size_t)i * ncpu + c].packets;
+				v[n].bytes += vals[(size_t)i * ncpu + c].bytes;
+			}
+		}
+		if (err)
+			break;
+		in_batch = out_batch;
+		first = false;
+	}
+	err = 0;
 	topk_push(w, v, n);
-	return 0;
-nomem:
-	free(per);
+	v = NULL;
+out:
+	free(keys);
+	free(vals);
 	free(v);
-	return -ENOMEM;
+	return err;
 }
 
 int topk_span(const struct topk_window *w)

@@ -118,6 +118,8 @@ static __always_inline void emit_conn(__u16 kind, __u64 cookie, __u64 peer, __u1
 	__u64 pos;
 
 	ev = event_ring_claim(&ring, &pos, kind);
+	if (!ev)
+		return;
 	ev->conn.cookie = cookie;
 	ev->conn.peer_cookie = peer;
 	ev->conn.bytes = bytes;

@@ -10,25 +10,33 @@
  * (kernel/bpf/arena.c), so:
  *
  * Writing (any number of programs on any CPUs, lock-free):
- *   pos = fetch_add(head, 1)              claim a unique position
+ *   pos = fetch_add(head, 1)                  claim a unique position
  *   slot = slots[pos % SLOTS]
- *   xchg(slot->seq, 2*pos + 1)            odd: being written
- *   fill slot->ev
- *   xchg(slot->seq, 2*pos + 2)            even: holds position pos
- * The xchg's are fully ordered atomics in the BPF memory model
+ *   cmpxchg(slot->seq, old -> 2*pos + 1)      only if old is even and older
+ *   fill slot->ev                             than 2*pos + 1; else drop it
+ *   cmpxchg(slot->seq, 2*pos + 1 -> 2*pos + 2)
+ * A writer owns a slot only from its odd mark to its even one.  The claim
+ * checks the slot: a writer preempted long enough to be lapped (sk_msg and
+ * sock_ops run in task context) finds a newer mark and drops its event
+ * rather than scribble over a newer one; a writer finding the slot still
+ * held (odd) by an older, preempted writer drops its event too.  The
+ * atomics are fully ordered in the BPF memory model
  * (Documentation/bpf/standardization/instruction-set.rst), so no payload
- * store can become visible outside the odd/even brackets on any arch.
+ * store becomes visible outside the odd/even brackets on any arch.
  *
  * Reading (one consuming reader, the agent; any number of peeking readers,
  * e.g. `ngx-sockmap top`), seqlock style: at position r the reader wants
  * seq == 2r + 2, copies the event, and checks seq again.
- *   seq <  2r + 2   not written yet (or being written): stop, come back later
  *   seq == 2r + 2   the event, if seq is unchanged after the copy
- *   seq >  2r + 2   the writers lapped the reader: events r .. are gone.
- * A lapped or overwritten-while-copied event is never returned: the reader
- * skips ahead to (head - SLOTS/2) and counts every position it skipped as a
- * gap.  So what a reader sees is a subsequence of the events in order,
- * plus an exact count of what it missed; never a torn event.
+ *   seq == 2r + 1   being written: stop, come back later
+ *   seq >  2r + 2   the writers lapped the reader: r is gone
+ *   seq odd, older  held by an older writer, so r's writer dropped it: gone
+ *   seq even, older r not written yet: stop, unless head is a whole ring
+ *                   past r (its writer was lapped before it claimed): gone
+ * A gone event is skipped and counted as a gap; after a lap the reader
+ * jumps to (head - SLOTS/2).  So what a reader sees is a subsequence of the
+ * events in order, plus an exact count of what it missed; never a torn
+ * event.
  *
  * Wake-ups: a BPF ring buffer (one 8-byte record per wake-up, with the
  * position that triggered it).  A writer wakes the reader only when at
@@ -47,7 +55,7 @@
 
 #define RING_SLOTS      1024 /* power of two */
 #define RING_WAKE_BATCH 64
-/* Arena pages for one ring (64 B slots + header), with room to spare. */
+/* Arena pages for one ring (128 B header + 64 B slots), with room to spare. */
 #define RING_ARENA_PAGES 32
 
 enum ring_event_kind {
@@ -88,13 +96,17 @@ struct ring_event {
 struct ring_slot {
 	__u64 seq;  /* 0 never written; 2p+1 being written; 2p+2 holds p */
 	struct ring_event ev;
+	__u64 _pad; /* 64 B: one cache line per slot, writers on two CPUs
+		     * don't share one */
 };
 
 struct event_ring {
 	__u64 head;        /* next position to claim; written by BPF only */
+	__u64 _pad1[7];    /* head, claimed on every event, on its own line */
 	__u64 reader_pos;  /* where the consuming reader is; written by it */
 	__u64 wake_sent;   /* 1 while a wake-up is outstanding */
-	__u64 _pad[5];     /* head and the slots on their own cache lines */
+	__u64 drops;       /* events writers dropped (see above) */
+	__u64 _pad2[5];
 	struct ring_slot slots[RING_SLOTS];
 };
 
@@ -121,16 +133,23 @@ static __always_inline struct ring_slot *event_ring_slot(struct event_ring __are
 }
 
 /*
- * Claim the next slot and mark it being written.  Fill the returned event,
- * then call event_ring_publish().  kind, ts_ns and cpu are set here.
+ * Claim the next position and, if its slot is ours to take, mark it being
+ * written: returns the event to fill, then call event_ring_publish(), or
+ * NULL when the event is dropped (see above).  kind, ts_ns and cpu are set
+ * here.
  */
 static __always_inline struct ring_event *
 event_ring_claim(struct event_ring __arena *ring, __u64 *pos, __u16 kind)
 {
-	__u64 p = __sync_fetch_and_add(&ring->head, 1);
+	__u64 p = __sync_fetch_and_add(&ring->head, 1), old;
 	struct ring_slot *slot = event_ring_slot(ring, p);
 
-	__sync_lock_test_and_set(&slot->seq, 2 * p + 1);
+	old = slot->seq;
+	if ((old & 1) || old >= 2 * p + 1 ||
+	    __sync_val_compare_and_swap(&slot->seq, old, 2 * p + 1) != old) {
+		__sync_fetch_and_add(&ring->drops, 1);
+		return NULL;
+	}
 	slot->ev.ts_ns = bpf_ktime_get_ns();
 	slot->ev.kind = kind;
 	slot->ev.cpu = bpf_get_smp_processor_id();
@@ -144,10 +163,12 @@ static __always_inline void event_ring_publish(struct event_ring __arena *ring, 
 {
 	struct ring_slot *slot = event_ring_slot(ring, pos);
 
-	__sync_lock_test_and_set(&slot->seq, 2 * pos + 2);
-	if (pos + 1 - ring->reader_pos >= RING_WAKE_BATCH && !ring->wake_sent &&
-	    __sync_lock_test_and_set(&ring->wake_sent, 1) == 0)
-		bpf_ringbuf_output(wakeups, &pos, sizeof(pos), 0);
+	__sync_val_compare_and_swap(&slot->seq, 2 * pos + 1, 2 * pos + 2);
+	/* signed: a straggler may publish below reader_pos */
+	if ((__s64)(pos + 1 - ring->reader_pos) >= RING_WAKE_BATCH && !ring->wake_sent &&
+	    __sync_lock_test_and_set(&ring->wake_sent, 1) == 0 &&
+	    bpf_ringbuf_output(wakeups, &pos, sizeof(pos), 0))
+		ring->wake_sent = 0; /* no room for the record: let the next one try */
 }
 #endif /* __bpf__ */
 

@@ -61,6 +61,8 @@ static __always_inline void sample_frame(struct xdp_md *ctx, enum frame_kind kin
 	__u64 pos;
 
 	ev = event_ring_claim(&ring, &pos, EV_PACKET);
+	if (!ev)
+		return;
 	if (key) {
 		ev->pkt.saddr[0] = key->addr[0];
 		ev->pkt.saddr[1] = key->addr[1];

@@ -217,6 +217,8 @@ int xdp_arena_ring(struct xdp_md *ctx)
 
 	kind = prep(ctx, &key, &len);
 	ev = event_ring_claim(&ring, &pos, EV_PACKET);
+	if (!ev)
+		return XDP_PASS;
 	ev->pkt.saddr[0] = key.addr[0];
 	ev->pkt.saddr[1] = key.addr[1];
 	ev->pkt.saddr[2] = key.addr[2];

@@ -113,9 +113,16 @@ int main(void)
 	{
 		__u64 e0 = r.events, g0 = r.gaps;
 
+		__u64 last_ts = 0;
+
 		while (ring_reader_next(&r, &ev) > 0) {
-			CHECK(ev.kind == EV_PACKET && ev.pkt.saddr[3] == htonl(0x0a000003),
+			CHECK(ev.kind == EV_PACKET && ev.pkt.saddr[3] == htonl(0x0a000003) &&
+				      ev.pkt.len == sizeof(frame) && ev.pkt.frame_kind == FK_IPV4,
 			      "a lapped reader got a garbled event");
+			/* one writer on one CPU: positions in order have
+			 * non-decreasing timestamps */
+			CHECK(ev.ts_ns >= last_ts, "events out of order after the lap");
+			last_ts = ev.ts_ns;
 			n++;
 		}
 		CHECK(r.events - e0 == n, "events counter");

@@ -120,5 +120,25 @@ int main(void)
 	n = topk_top(&w, false, top, 2);
 	CHECK(n == 2 && rank_of(top, n, 3) == 0 && rank_of(top, n, 7) == 1, "ties: lower address first");
 	topk_free(&w);
+
+	/* a snapshot listing a source twice (a map walk restarted under LRU
+	 * churn) still ranks it once, with its own counts */
+	topk_init(&w, 1);
+	{
+		struct src_rank *v0 = calloc(1, sizeof(*v0)), *v1 = calloc(3, sizeof(*v1));
+
+		v0[0].key = key_of(5);
+		v0[0].packets = 10;
+		topk_push(&w, v0, 1);
+		v1[0].key = v1[1].key = key_of(5);
+		v1[0].packets = v1[1].packets = 15;
+		v1[2].key = key_of(6);
+		v1[2].packets = 4;
+		topk_push(&w, v1, 3);
+	}
+	n = topk_top(&w, false, top, 5);
+	CHECK(n == 2 && rank_of(top, n, 5) == 0 && top[0].packets == 5 && rank_of(top, n, 6) == 1,
+	      "duplicate source: want it once with 5 packets, got %d entries", n);
+	topk_free(&w);
 	return CHECK_SUMMARY();
 }
