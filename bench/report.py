@@ -6,6 +6,9 @@
 # results.json and chart.svg.
 #   report.py parse WRK_OUTPUT     one line for the terminal
 #   report.py report OUT META      the report
+#   report.py pooled PROFILE MODE REF OUT...
+#                                  MODE/REF req/s per round, pooled over
+#                                  several reports (results.json)
 import json, math, os, re, statistics, sys, html
 
 UNITS = {"us": 1e-3, "ms": 1.0, "s": 1e3, "m": 60e3, "h": 3600e3}
@@ -545,6 +548,25 @@ def cmd_report(out, meta_path):
     # terminal: the summary table only
     print("\n".join(md[:md.index("## Per round")]).rstrip())
 
+def cmd_pooled(profile, mode, ref, outs):
+    """Per-round MODE/REF ratios of several runs, each run's paired median,
+    and the median and mean over all rounds: a small effect (the cost of
+    telemetry) next to a host that drifts by 1.5x needs many rounds."""
+    allr = []
+    for out in outs:
+        runs = load_json(os.path.join(out, "results.json"))["runs"]
+        by = {}
+        for r in runs:
+            if r["profile"] == profile and r["mode"] in (mode, ref) and r.get("rps") and not r["flags"]:
+                by.setdefault(r["round"], {})[r["mode"]] = r["rps"]
+        rs = [v[mode] / v[ref] for v in by.values() if len(v) == 2]
+        allr += rs
+        print("%s: %d rounds, paired median %s" % (out, len(rs), fmt_ratio(med(rs))))
+    if allr:
+        print("pooled: %d rounds, median %s, mean %s" % (
+            len(allr), fmt_ratio(med(allr)), fmt_ratio(statistics.mean(allr))))
+
+
 if __name__ == "__main__":
     cmd = sys.argv[1]
     if cmd == "parse":
@@ -553,3 +575,5 @@ if __name__ == "__main__":
         cmd_report(sys.argv[2], sys.argv[3])
     elif cmd == "merge-metrics":
         cmd_merge_metrics(sys.argv[2], sys.argv[3])
+    elif cmd == "pooled":
+        cmd_pooled(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:])
