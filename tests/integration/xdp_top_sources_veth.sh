@@ -26,7 +26,7 @@ for i in range(int(sys.argv[2])):
 }
 # `top` ranks what it sees while it runs (its window starts with it, like
 # top(1)): start it first, send, and its one frame covers the traffic
-"$AGENT" top --once -d 2.5 >"$TMP/top.txt" 2>"$TMP/top.err" &
+"$AGENT" top --once -d 4 >"$TMP/top.txt" 2>"$TMP/top.err" &
 top_pid=$!
 on_exit "kill $top_pid"
 sleep 0.5
