@@ -20,6 +20,7 @@ cat >"$TMP/pipeline.py" <<'EOF'
 # run PORT NCONN NREQ PARALLEL  NCONN connections, NREQ pipelined requests
 #                               each; print "wrong N of M"; exit 1 if N > 0
 import socket, sys, threading, concurrent.futures as cf
+from httpresp import read_response
 
 SIZES = [0, 17, 700, 4096, 9000, 33000, 70001]
 
@@ -29,33 +30,6 @@ def body(i, j):
     line = tag + b" "
     return tag + b"\n" + (line * (n // len(line) + 1))[:n]
 
-def recv_more(s, buf, why):
-    d = s.recv(262144)
-    if not d:
-        raise EOFError("EOF " + why)
-    buf += d
-
-def read_response(s, buf):
-    while True:
-        k = buf.find(b"\r\n\r\n")
-        if k >= 0:
-            break
-        recv_more(s, buf, "in headers")
-    head = bytes(buf[:k]).split(b"\r\n")
-    del buf[:k + 4]
-    status = head[0].decode(errors="replace")
-    hdr = {}
-    for h in head[1:]:
-        name, _, v = h.partition(b":")
-        hdr[name.strip().lower()] = v.strip()
-    if b"content-length" not in hdr:
-        raise ValueError("no Content-Length in response: %r" % head)
-    n = int(hdr[b"content-length"])
-    while len(buf) < n:
-        recv_more(s, buf, "in body (%d of %d bytes)" % (len(buf), n))
-    b = bytes(buf[:n])
-    del buf[:n]
-    return status, b
 
 def one(port, i, nreq):
     s = socket.create_connection(("127.0.0.1", port), timeout=20)
@@ -116,7 +90,7 @@ P=$(cg_make px) || fail "$P"
 C=$(cg_make cl) || fail "$C"
 
 mkdir -p "$TMP/nginx-up/html/d"
-python3 "$TMP/pipeline.py" gen "$TMP/nginx-up/html/d" $NCONN $NREQ || fail "making bodies"
+PYTHONPATH="$TOP/tests/lib" python3 "$TMP/pipeline.py" gen "$TMP/nginx-up/html/d" $NCONN $NREQ || fail "making bodies"
 nginx_start up upstream.conf "$U" LISTEN=127.0.0.1:$PORT_UP SENDFILE=on >/dev/null
 wait_port 127.0.0.1 $PORT_UP
 
@@ -126,7 +100,7 @@ base=$TMP/nginx-base
 nginx_start base proxy.conf "$P" LISTEN="127.0.0.1:$PORT_BASE deferred" \
 	UPSTREAM=127.0.0.1:$PORT_UP >/dev/null
 wait_port 127.0.0.1 $PORT_BASE
-cg_exec "$C" python3 "$TMP/pipeline.py" run $PORT_BASE 100 $NREQ 50 ||
+cg_exec "$C" env PYTHONPATH="$TOP/tests/lib" python3 "$TMP/pipeline.py" run $PORT_BASE 100 $NREQ 50 ||
 	fail "without the agent the client already sees wrong responses (test bug?)"
 ok "client sees right responses without the agent"
 nginx_stop "$base"
@@ -142,7 +116,7 @@ st msgs0 redirected_msgs
 st pairs0 pairs
 
 for par in 50 250; do
-	out=$(cg_exec "$C" python3 "$TMP/pipeline.py" run $PORT_PX $NCONN $NREQ $par 2>&1)
+	out=$(cg_exec "$C" env PYTHONPATH="$TOP/tests/lib" python3 "$TMP/pipeline.py" run $PORT_PX $NCONN $NREQ $par 2>&1)
 	rc=$?
 	echo "$out"
 	[ $rc = 0 ] || fail_diag "$NCONN connections x $NREQ pipelined requests," \

@@ -45,34 +45,11 @@ cat >"$TMP/ka.py" <<'EOF'
 #   rcvd NAME       tcpi_bytes_received of NAME       -> ok N
 #   close NAME
 import socket, struct, sys
+from httpresp import read_response
 
 port, root = int(sys.argv[1]), sys.argv[2]
 conns = {}
 
-def recv_more(s, buf, why):
-    d = s.recv(262144)
-    if not d:
-        raise EOFError("connection closed " + why)
-    buf += d
-
-def read_response(s, buf):
-    while True:
-        k = buf.find(b"\r\n\r\n")
-        if k >= 0:
-            break
-        recv_more(s, buf, "in headers")
-    head = bytes(buf[:k]).split(b"\r\n")
-    del buf[:k + 4]
-    hdr = {}
-    for h in head[1:]:
-        name, _, v = h.partition(b":")
-        hdr[name.strip().lower()] = v.strip()
-    n = int(hdr[b"content-length"])
-    while len(buf) < n:
-        recv_more(s, buf, "in body (%d of %d bytes)" % (len(buf), n))
-    body = bytes(buf[:n])
-    del buf[:n]
-    return head[0].decode(errors="replace"), body
 
 def get(name, path):
     s, buf = conns[name]
@@ -121,7 +98,7 @@ for line in sys.stdin:
 EOF
 # ka_start PORT DOCROOT: start the client in cgroup $C
 ka_start() {
-	coproc KA { cg_exec "$C" python3 "$TMP/ka.py" "$1" "$2"; }
+	coproc KA { cg_exec "$C" env PYTHONPATH="$TOP/tests/lib" python3 "$TMP/ka.py" "$1" "$2"; }
 	on_exit "kill $KA_PID"
 }
 # ka CMD ARGS...: one command; answer in KA_REPLY; status 0 on "ok"
