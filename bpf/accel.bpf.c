@@ -567,6 +567,23 @@ int sockops_track(struct bpf_sock_ops *skops)
 	return 1;
 }
 
+/* Count one send, redirected or through TCP: one per-CPU slot lookup for
+ * both counters (this runs on every sendmsg of a tracked socket). */
+static __always_inline void count_send(bool redirected, __u32 size)
+{
+	struct accel_stats *s = stats();
+
+	if (!s)
+		return;
+	if (redirected) {
+		__sync_fetch_and_add(&s->redirected_msgs, 1);
+		__sync_fetch_and_add(&s->redirected_bytes, size);
+	} else {
+		__sync_fetch_and_add(&s->tcp_msgs, 1);
+		__sync_fetch_and_add(&s->tcp_bytes, size);
+	}
+}
+
 /* This direction goes through TCP from now on, for good: switching back to
  * redirect could let newer bytes overtake older ones in the reader. */
 static __always_inline int fall_back(struct sock_state *st, enum fallback_reason why,
@@ -578,8 +595,7 @@ static __always_inline int fall_back(struct sock_state *st, enum fallback_reason
 	} else {
 		STAT_ADD(fallbacks[why], 1);
 	}
-	STAT_ADD(tcp_msgs, 1);
-	STAT_ADD(tcp_bytes, size);
+	count_send(false, size);
 	return SK_PASS;
 }
 
@@ -625,8 +641,7 @@ int msg_redirect(struct sk_msg_md *msg)
 		return fall_back(st, FB_NO_ROOM, size);
 	st->msgs++;
 	if (st->flags & SS_TCP) {
-		STAT_ADD(tcp_msgs, 1);
-		STAT_ADD(tcp_bytes, size);
+		count_send(false, size);
 		return SK_PASS;
 	}
 	if (selftest_knobs) {
@@ -655,7 +670,6 @@ int msg_redirect(struct sk_msg_md *msg)
 	if (bpf_msg_redirect_hash(msg, &sock_hash, &peer, BPF_F_INGRESS) != SK_PASS)
 		return fall_back(st, FB_NO_PEER, size);
 	st->redirected_bytes += size;
-	STAT_ADD(redirected_msgs, 1);
-	STAT_ADD(redirected_bytes, size);
+	count_send(true, size);
 	return SK_PASS;
 }
