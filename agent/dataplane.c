@@ -13,10 +13,12 @@
 #include <bpf/libbpf.h>
 #include "accel.h"
 #include "accel.skel.h"
+#include "bpfutil.h"
 #include "dataplane.h"
 #include "log.h"
+#include "paths.h"
 
-int accel_probe_kernel(char *err, size_t errlen)
+int dataplane_probe_kernel(char *err, size_t errlen)
 {
 	static const struct {
 		enum bpf_map_type map;
@@ -64,55 +66,62 @@ static int ensure_bpffs(void)
 	return 0;
 }
 
-bool accel_pinned_exists(void)
+/* Which maps a --pin run pins: its state, not the per-run event ring
+ * (accel.bpf.c, conn_arena: libbpf would also copy the object's arena
+ * globals over a reused live arena) nor the load-time constants. */
+static bool map_is_pinned(const struct bpf_map *map)
 {
-	return access(PIN_DIR, F_OK) == 0;
+	enum bpf_map_type t = bpf_map__type(map);
+
+	if (t == BPF_MAP_TYPE_ARENA || t == BPF_MAP_TYPE_RINGBUF)
+		return false;
+	return !(t == BPF_MAP_TYPE_ARRAY && strchr(bpf_map__name(map), '.'));
 }
 
-int accel_load(struct accel *a, const struct run_opts *o, bool slow_reader_fallback)
+static int pin_maps(struct dataplane *dp)
 {
-	const struct port_set *ports = &o->ports;
-	bool pin = o->pin;
-	struct bpf_map *map;
 	char path[PATH_MAX];
+	struct bpf_map *map;
 	int err;
 
-	a->skel = accel_bpf__open();
-	if (!a->skel) {
+	err = ensure_bpffs();
+	if (err)
+		return err;
+	if (mkdir(PIN_DIR, 0700) && errno != EEXIST) {
+		pr_warn("mkdir %s: %s\n", PIN_DIR, strerror(errno));
+		return -errno;
+	}
+	/* With a pin path libbpf reuses a compatible map already pinned
+	 * there, or pins the new one at load. */
+	bpf_object__for_each_map(map, dp->skel->obj) {
+		if (!map_is_pinned(map))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", PIN_DIR, bpf_map__name(map));
+		bpf_map__set_pin_path(map, path);
+	}
+	dp->pinned = true;
+	return 0;
+}
+
+int dataplane_load(struct dataplane *dp, const struct dataplane_params *p)
+{
+	int err;
+
+	dp->skel = accel_bpf__open();
+	if (!dp->skel) {
 		pr_warn("opening the BPF object failed: %s\n", strerror(errno));
 		return -errno;
 	}
-	a->skel->rodata->ports_all = ports->all;
-	memcpy((void *)a->skel->rodata->port_bits, ports->bits, sizeof(ports->bits));
-	a->skel->rodata->short_conn_msgs = o->short_conn_msgs;
-	a->skel->rodata->slow_reader_fallback = slow_reader_fallback;
-
-	if (pin) {
-		err = ensure_bpffs();
-		if (err)
-			return err;
-		if (mkdir(PIN_DIR, 0700) && errno != EEXIST) {
-			pr_warn("mkdir %s: %s\n", PIN_DIR, strerror(errno));
-			return -errno;
-		}
-		/* With a pin path libbpf reuses a compatible map already
-		 * pinned there, or pins the new one at load. */
-		bpf_object__for_each_map(map, a->skel->obj) {
-			if (bpf_map__type(map) == BPF_MAP_TYPE_ARRAY &&
-			    strstr(bpf_map__name(map), ".rodata"))
-				continue;
-			/* The event ring is per agent run (see conn_arena in
-			 * accel.bpf.c); libbpf would also copy the object's
-			 * arena globals over a reused live arena. */
-			if (bpf_map__type(map) == BPF_MAP_TYPE_ARENA ||
-			    bpf_map__type(map) == BPF_MAP_TYPE_RINGBUF)
-				continue;
-			snprintf(path, sizeof(path), "%s/%s", PIN_DIR, bpf_map__name(map));
-			bpf_map__set_pin_path(map, path);
-		}
-		a->pinned = true;
-	}
-	err = accel_bpf__load(a->skel);
+	dp->skel->rodata->ports_all = p->ports_all;
+	if (!p->ports_all)
+		memcpy((void *)dp->skel->rodata->port_bits, p->port_bits,
+		       sizeof(dp->skel->rodata->port_bits));
+	dp->skel->rodata->short_conn_msgs = p->short_conn_msgs;
+	dp->skel->rodata->slow_reader_fallback = p->slow_reader_fallback;
+	dp->skel->rodata->selftest_knobs = p->selftest_knobs;
+	if (p->pin && (err = pin_maps(dp)))
+		return err;
+	err = accel_bpf__load(dp->skel);
 	if (err) {
 		pr_warn("loading the data plane failed: %s (run with -v for the verifier log)\n",
 			strerror(-err));
@@ -121,34 +130,36 @@ int accel_load(struct accel *a, const struct run_opts *o, bool slow_reader_fallb
 	return 0;
 }
 
-int accel_attach_msg(struct accel *a)
+int dataplane_attach_msg(struct dataplane *dp)
 {
 	int err;
 
 	/* libbpf 1.4 (Debian backports) has no bpf_program__attach_sockmap()
 	 * (1.5) and BPF_LINK_TYPE_SOCKMAP needs 6.10, so attach the classic
-	 * way; accel_destroy() detaches, and the map's last user reference
-	 * going away (agent killed) releases it too
+	 * way; dataplane_destroy() detaches, and the map's last user
+	 * reference going away (agent killed) releases it too
 	 * (net/core/sock_map.c sock_map_release_progs). */
-	err = bpf_prog_attach(bpf_program__fd(a->skel->progs.msg_redirect),
-			      bpf_map__fd(a->skel->maps.sock_hash), BPF_SK_MSG_VERDICT, 0);
+	err = bpf_prog_attach(bpf_program__fd(dp->skel->progs.msg_redirect),
+			      bpf_map__fd(dp->skel->maps.sock_hash), BPF_SK_MSG_VERDICT, 0);
 	if (err) {
 		pr_warn("attaching sk_msg to sock_hash failed: %s\n", strerror(-err));
 		return err;
 	}
-	a->msg_attached = true;
+	dp->msg_attached = true;
 	return 0;
 }
 
-int accel_cgroup_has_ours(int cg_fd)
+/* Is a program named like ours attached to this cgroup's sock_ops hook? */
+static bool cgroup_has_ours(int cg_fd)
 {
 	__u32 ids[64], cnt = 64, i;
 	struct bpf_prog_info info;
+	bool found = false;
 	__u32 len;
-	int fd, found = 0;
+	int fd;
 
 	if (bpf_prog_query(cg_fd, BPF_CGROUP_SOCK_OPS, 0, NULL, ids, &cnt))
-		return 0;
+		return false;
 	for (i = 0; i < cnt && !found; i++) {
 		fd = bpf_prog_get_fd_by_id(ids[i]);
 		if (fd < 0)
@@ -157,7 +168,7 @@ int accel_cgroup_has_ours(int cg_fd)
 		len = sizeof(info);
 		if (!bpf_prog_get_info_by_fd(fd, &info, &len) &&
 		    !strncmp(info.name, "sockops_track", sizeof(info.name)))
-			found = 1;
+			found = true;
 		close(fd);
 	}
 	return found;
@@ -168,23 +179,24 @@ static void link_pin_path(char *buf, size_t len, const struct cg_target *t)
 	snprintf(buf, len, "%s/link-cgroup-%llu", PIN_DIR, (unsigned long long)t->id);
 }
 
-int accel_attach_cgroup(struct accel *a, const struct cg_target *t, char *err, size_t errlen)
+int dataplane_attach_cgroup(struct dataplane *dp, const struct cg_target *t, char *err,
+			    size_t errlen)
 {
 	struct bpf_link *link = NULL;
 	char pin[PATH_MAX];
 	int cg_fd, ret = 0;
 
-	if (a->n_targets >= MAX_TARGETS) {
+	if (dp->n_targets >= MAX_TARGETS) {
 		snprintf(err, errlen, "too many cgroups (max %d)", MAX_TARGETS);
 		return -E2BIG;
 	}
-	cg_fd = open(t->path, O_RDONLY | O_DIRECTORY);
+	cg_fd = open(t->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cg_fd < 0) {
 		snprintf(err, errlen, "open %s: %s", t->path, strerror(errno));
 		return -errno;
 	}
 	link_pin_path(pin, sizeof(pin), t);
-	if (a->pinned && access(pin, F_OK) == 0) {
+	if (dp->pinned && access(pin, F_OK) == 0) {
 		/* Our own pinned link from an earlier --pin run: adopt it. */
 		link = bpf_link__open(pin);
 		if (!link) {
@@ -193,53 +205,128 @@ int accel_attach_cgroup(struct accel *a, const struct cg_target *t, char *err, s
 			goto out;
 		}
 		pr_info("adopted pinned attachment of %s\n", t->path);
-	} else if (accel_cgroup_has_ours(cg_fd)) {
+	} else if (cgroup_has_ours(cg_fd)) {
 		snprintf(err, errlen,
 			 "cgroup %s already has ngx-sockmap attached (another agent, or a pinned one: ngx-sockmap detach)",
 			 t->path);
 		ret = -EBUSY;
 		goto out;
 	} else {
-		link = bpf_program__attach_cgroup(a->skel->progs.sockops_track, cg_fd);
+		link = bpf_program__attach_cgroup(dp->skel->progs.sockops_track, cg_fd);
 		if (!link) {
 			ret = -errno;
 			snprintf(err, errlen, "attaching sock_ops to %s: %s", t->path, strerror(errno));
 			goto out;
 		}
-		if (a->pinned && (ret = bpf_link__pin(link, pin))) {
+		if (dp->pinned && (ret = bpf_link__pin(link, pin))) {
 			snprintf(err, errlen, "pinning %s: %s", pin, strerror(-ret));
 			bpf_link__destroy(link);
 			goto out;
 		}
 	}
-	a->links[a->n_targets] = link;
-	a->targets[a->n_targets++] = *t;
+	dp->links[dp->n_targets] = link;
+	dp->targets[dp->n_targets++] = *t;
 out:
 	close(cg_fd);
 	return ret;
 }
 
-void accel_destroy(struct accel *a)
+void dataplane_destroy(struct dataplane *dp)
 {
 	int i;
 
 	/* A pinned link stays attached after bpf_link__destroy (the pin holds
 	 * it); an unpinned one detaches here. */
-	for (i = 0; i < a->n_targets; i++)
-		bpf_link__destroy(a->links[i]);
-	a->n_targets = 0;
-	if (a->msg_attached && !a->pinned && a->skel)
-		bpf_prog_detach2(bpf_program__fd(a->skel->progs.msg_redirect),
-				 bpf_map__fd(a->skel->maps.sock_hash), BPF_SK_MSG_VERDICT);
-	accel_bpf__destroy(a->skel);
-	a->skel = NULL;
+	for (i = 0; i < dp->n_targets; i++)
+		bpf_link__destroy(dp->links[i]);
+	dp->n_targets = 0;
+	if (dp->msg_attached && !dp->pinned && dp->skel)
+		bpf_prog_detach2(bpf_program__fd(dp->skel->progs.msg_redirect),
+				 bpf_map__fd(dp->skel->maps.sock_hash), BPF_SK_MSG_VERDICT);
+	dp->msg_attached = false;
+	accel_bpf__destroy(dp->skel);
+	dp->skel = NULL;
 }
 
-int accel_unpin_all(void)
+void dataplane_maps(const struct dataplane *dp, struct agent_maps *m)
+{
+#define MAP_FD(e, name) m->fd[e] = bpf_map__fd(dp->skel->maps.name);
+	DATAPLANE_MAPS(MAP_FD)
+#undef MAP_FD
+}
+
+struct event_ring *dataplane_ring(const struct dataplane *dp)
+{
+	return &dp->skel->arena->ring;
+}
+
+int dataplane_ring_wakeups_fd(const struct dataplane *dp)
+{
+	return bpf_map__fd(dp->skel->maps.ring_wakeups);
+}
+
+void dataplane_ring_place(const struct dataplane *dp, unsigned long *addr, unsigned long *off)
+{
+	arena_place(dp->skel->maps.conn_arena, &dp->skel->arena->ring, addr, off);
+}
+
+int dataplane_progs(const struct dataplane *dp, struct prog_ref *out, int max)
+{
+	return object_progs(dp->skel->obj, out, max);
+}
+
+int dataplane_set_paused(int config_fd, bool paused)
+{
+	struct accel_config cfg = { .paused = paused };
+	__u32 zero = 0;
+
+	return bpf_map_update_elem(config_fd, &zero, &cfg, BPF_ANY) ? -errno : 0;
+}
+
+bool dataplane_pinned_exists(void)
+{
+	return access(PIN_DIR, F_OK) == 0;
+}
+
+int dataplane_open_pinned(struct agent_maps *m)
+{
+	char path[PATH_MAX];
+	int i, fd;
+
+	if (!dataplane_pinned_exists())
+		return -ENOENT;
+	for (i = 0; i < MAP__MAX; i++) {
+		snprintf(path, sizeof(path), "%s/%s", PIN_DIR, agent_map_names[i]);
+		fd = bpf_obj_get(path);
+		if (fd >= 0)
+			m->fd[i] = fd;
+	}
+	return 0;
+}
+
+/* Release the sk_msg program of a pinned sock_hash; sockets already in the
+ * map keep their own copy until they close. */
+static void detach_pinned_msg(const char *path)
+{
+	__u32 ids[4], cnt = 4;
+	int map_fd, pfd;
+
+	map_fd = bpf_obj_get(path);
+	if (map_fd < 0)
+		return;
+	if (!bpf_prog_query(map_fd, BPF_SK_MSG_VERDICT, 0, NULL, ids, &cnt) && cnt &&
+	    (pfd = bpf_prog_get_fd_by_id(ids[0])) >= 0) {
+		bpf_prog_detach2(pfd, map_fd, BPF_SK_MSG_VERDICT);
+		close(pfd);
+	}
+	close(map_fd);
+}
+
+int dataplane_unpin_all(void)
 {
 	char path[PATH_MAX];
 	struct dirent *de;
-	int map_fd, n = 0;
+	int n = 0;
 	DIR *d;
 
 	d = opendir(PIN_DIR);
@@ -258,22 +345,8 @@ int accel_unpin_all(void)
 		if (de->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", PIN_DIR, de->d_name);
-		if (!strcmp(de->d_name, "sock_hash")) {
-			/* Release the map's sk_msg program; sockets already in
-			 * the map keep their own copy until they close. */
-			map_fd = bpf_obj_get(path);
-			if (map_fd >= 0) {
-				__u32 ids[4], cnt = 4;
-				int pfd;
-
-				if (!bpf_prog_query(map_fd, BPF_SK_MSG_VERDICT, 0, NULL, ids, &cnt) &&
-				    cnt && (pfd = bpf_prog_get_fd_by_id(ids[0])) >= 0) {
-					bpf_prog_detach2(pfd, map_fd, BPF_SK_MSG_VERDICT);
-					close(pfd);
-				}
-				close(map_fd);
-			}
-		}
+		if (!strcmp(de->d_name, agent_map_names[MAP_SOCK_HASH]))
+			detach_pinned_msg(path);
 		if (!unlink(path))
 			n++;
 	}

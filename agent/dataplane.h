@@ -1,18 +1,33 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
-/* Data plane life cycle: open -> configure -> load -> attach -> tear down. */
+/*
+ * The data plane (bpf/accel.bpf.c): open -> configure -> load -> attach ->
+ * tear down.  The only owner of its skeleton: everything else gets what it
+ * needs (map fds, the event ring, program fds) from the functions below.
+ */
 #ifndef NGX_SOCKMAP_DATAPLANE_H
 #define NGX_SOCKMAP_DATAPLANE_H
 
 #include <stdbool.h>
-#include "options.h"
+#include <stdint.h>
+#include "bpfutil.h" /* struct prog_ref */
+#include "maps.h"
 #include "target.h"
-
-#define PIN_DIR "/sys/fs/bpf/ngx-sockmap"
 
 struct accel_bpf;
 struct bpf_link;
+struct event_ring;
 
-struct accel {
+/* What the data plane is told at load time (read-only for its life). */
+struct dataplane_params {
+	bool ports_all;               /* track every port, else port_bits */
+	const uint64_t *port_bits;    /* 65536 bits, when !ports_all */
+	unsigned int short_conn_msgs; /* see struct port_profile; 0: off */
+	bool slow_reader_fallback;    /* selftest proved the TCP fallback safe */
+	bool pin;                     /* pin maps and links under PIN_DIR */
+	bool selftest_knobs;          /* the self-test's private copy only */
+};
+
+struct dataplane {
 	struct accel_bpf *skel;
 	struct bpf_link *links[MAX_TARGETS];
 	struct cg_target targets[MAX_TARGETS];
@@ -21,26 +36,41 @@ struct accel {
 	bool pinned;
 };
 
-/* Probe the kernel for what the data plane needs.  0 or -EOPNOTSUPP with a
- * message naming what is missing. */
-int accel_probe_kernel(char *err, size_t errlen);
-/* Open and load.  With pin, maps are pinned under PIN_DIR, and maps already
- * pinned there are reused (a restart keeps the data plane's state). */
-int accel_load(struct accel *a, const struct run_opts *o, bool slow_reader_fallback);
+/* Probe the kernel for what the data plane needs.  0, or -EOPNOTSUPP /
+ * -EPERM with one line naming what is missing. */
+int dataplane_probe_kernel(char *err, size_t errlen);
+/* Open, configure and load.  With pin, maps are pinned under PIN_DIR, and
+ * maps already pinned there are reused (a restart keeps the state). */
+int dataplane_load(struct dataplane *dp, const struct dataplane_params *p);
+/* Attach sk_msg to the sock_hash. */
+int dataplane_attach_msg(struct dataplane *dp);
 /* Attach sock_ops to a cgroup through a bpf_link (detached when the agent
  * dies unless pinned).  Refuses a cgroup that already runs our sock_ops
  * unless it is our own pinned link, which is adopted. */
-int accel_attach_cgroup(struct accel *a, const struct cg_target *t, char *err, size_t errlen);
-/* Attach sk_msg to the sock_hash. */
-int accel_attach_msg(struct accel *a);
+int dataplane_attach_cgroup(struct dataplane *dp, const struct cg_target *t, char *err,
+			    size_t errlen);
 /* Detach what is not pinned, free everything.  Sockets already in the
  * sock_hash keep their programs (the kernel copied them into the psock) and
  * keep redirecting until they close. */
-void accel_destroy(struct accel *a);
-/* Remove a pinned data plane.  0, or -ENOENT when nothing is pinned. */
-int accel_unpin_all(void);
-bool accel_pinned_exists(void);
-/* Is a program named like ours attached to this cgroup's sock_ops hook? */
-int accel_cgroup_has_ours(int cg_fd);
+void dataplane_destroy(struct dataplane *dp);
+
+/* What others read.  fds stay owned by the data plane. */
+void dataplane_maps(const struct dataplane *dp, struct agent_maps *m);
+struct event_ring *dataplane_ring(const struct dataplane *dp);
+int dataplane_ring_wakeups_fd(const struct dataplane *dp);
+/* Where the ring's arena is mapped and the ring sits in it (for `top`). */
+void dataplane_ring_place(const struct dataplane *dp, unsigned long *addr, unsigned long *off);
+/* Its programs, for run-time statistics (see object_progs). */
+int dataplane_progs(const struct dataplane *dp, struct prog_ref *out, int max);
+
+/* Pause or resume tracking of new connections through the config map. */
+int dataplane_set_paused(int config_fd, bool paused);
+
+/* A pinned data plane (left by `run --pin`). */
+bool dataplane_pinned_exists(void);
+/* Open its maps (those it pins) into m.  0, or -ENOENT. */
+int dataplane_open_pinned(struct agent_maps *m);
+/* Remove it.  Objects removed, or -ENOENT when nothing is pinned. */
+int dataplane_unpin_all(void);
 
 #endif

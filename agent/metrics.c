@@ -9,16 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
-#include <bpf/libbpf.h>
-#include "accel.h" /* the skeleton's types */
-#include "accel.skel.h"
+#include "counters.h"
+#include "dataplane.h"
 #include "event_feed.h"
 #include "metrics.h"
+#include "netaddr.h"
 #include "topk.h"
-#include "stats.h"
 #include "xdp_observer.h"
-#include "telemetry.h" /* the skeleton's types */
-#include "telemetry.skel.h"
 
 #define TOP_K 10
 
@@ -27,22 +24,26 @@ static void help(FILE *o, const char *name, const char *type, const char *text)
 	fprintf(o, "# HELP %s %s\n# TYPE %s %s\n", name, text, name, type);
 }
 
-static void prog_stats(FILE *o, const char *prog, int fd, bool *headed)
+static void prog_stats(FILE *o, const struct prog_ref *progs, int n)
 {
-	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info);
+	struct bpf_prog_info info[8] = {};
+	__u32 len;
+	int i;
 
-	if (fd < 0 || bpf_prog_get_info_by_fd(fd, &info, &len))
-		return;
-	if (!*headed) {
-		help(o, "ngx_sockmap_bpf_prog_run_seconds_total", "counter",
-		     "Time spent in each BPF program (kernel.bpf_stats_enabled=1 only).");
-		*headed = true;
+	for (i = 0; i < n && i < 8; i++) {
+		len = sizeof(info[i]);
+		bpf_prog_get_info_by_fd(progs[i].fd, &info[i], &len);
 	}
-	fprintf(o, "ngx_sockmap_bpf_prog_run_seconds_total{program=\"%s\"} %.9f\n", prog,
-		info.run_time_ns / 1e9);
-	fprintf(o, "ngx_sockmap_bpf_prog_runs_total{program=\"%s\"} %llu\n", prog,
-		(unsigned long long)info.run_cnt);
+	help(o, "ngx_sockmap_bpf_prog_run_seconds_total", "counter",
+	     "Time spent in each BPF program (kernel.bpf_stats_enabled=1 only).");
+	for (i = 0; i < n && i < 8; i++)
+		fprintf(o, "ngx_sockmap_bpf_prog_run_seconds_total{program=\"%s\"} %.9f\n",
+			progs[i].name, info[i].run_time_ns / 1e9);
+	help(o, "ngx_sockmap_bpf_prog_runs_total", "counter",
+	     "Runs of each BPF program (kernel.bpf_stats_enabled=1 only).");
+	for (i = 0; i < n && i < 8; i++)
+		fprintf(o, "ngx_sockmap_bpf_prog_runs_total{program=\"%s\"} %llu\n", progs[i].name,
+			(unsigned long long)info[i].run_cnt);
 }
 
 static void top_sources(FILE *o, const struct topk_window *w, bool by_bytes)
@@ -57,7 +58,7 @@ static void top_sources(FILE *o, const struct topk_window *w, bool by_bytes)
 		      : "Packets from the top sources (at most 10) over the last 10 s.");
 	n = topk_top(w, by_bytes, top, TOP_K);
 	for (i = 0; i < n; i++) {
-		src_key_str(&top[i].key, addr, sizeof(addr));
+		addr16_str(top[i].key.addr, addr, sizeof(addr));
 		fprintf(o, "%s{rank=\"%d\",source=\"%s\"} %llu\n", name, i + 1, addr,
 			(unsigned long long)(by_bytes ? top[i].bytes : top[i].packets));
 	}
@@ -86,6 +87,26 @@ static void ring_metrics(FILE *o, const struct event_feed *f)
 				feed_ring_names[r], (unsigned long long)f->wakeups[r]);
 }
 
+/* Per-interface XDP totals: packets or bytes, by kind. */
+static void xdp_totals(FILE *o, const struct xdp_observer *x, bool bytes)
+{
+	const char *name = bytes ? "ngx_sockmap_xdp_bytes_total" : "ngx_sockmap_xdp_packets_total";
+	struct xdp_totals tot;
+	int i, k;
+
+	help(o, name, "counter",
+	     bytes ? "Bytes seen by the XDP observer, by interface and kind."
+		   : "Frames seen by the XDP observer, by interface and kind (all passed).");
+	for (i = 0; i < x->n_ifaces; i++) {
+		if (observer_totals(x, x->ifaces[i].ifindex, &tot))
+			continue;
+		for (k = 0; k < FK__MAX; k++)
+			fprintf(o, "%s{interface=\"%s\",kind=\"%s\"} %llu\n", name,
+				x->ifaces[i].name, frame_kind_names[k],
+				(unsigned long long)(bytes ? tot.bytes[k] : tot.packets[k]));
+	}
+}
+
 static bool bpf_stats_enabled(void)
 {
 	FILE *f = fopen("/proc/sys/kernel/bpf_stats_enabled", "r");
@@ -102,47 +123,14 @@ static bool bpf_stats_enabled(void)
 void metrics_render(FILE *o, const struct metrics_src *src)
 {
 	const struct agent_info *info = src->info;
-	struct stats_snapshot s;
-	const struct accel_stats *a = &s.sum;
-	bool headed = false;
-	int i, k;
+	struct prog_ref progs[8];
+	struct counters c;
+	int i, n;
 
 	help(o, "ngx_sockmap_build_info", "gauge", "Agent version; always 1.");
 	fprintf(o, "ngx_sockmap_build_info{version=\"%s\"} 1\n", NGX_SOCKMAP_VERSION);
-
-	if (stats_read(src->maps, &s) == 0) {
-		help(o, "ngx_sockmap_sockets", "gauge", "TCP sockets tracked now.");
-		fprintf(o, "ngx_sockmap_sockets %llu\n",
-			(unsigned long long)(a->sockets_added > a->sockets_closed
-						     ? a->sockets_added - a->sockets_closed : 0));
-		help(o, "ngx_sockmap_sockets_tracked_total", "counter", "TCP sockets tracked.");
-		fprintf(o, "ngx_sockmap_sockets_tracked_total %llu\n",
-			(unsigned long long)a->sockets_added);
-		help(o, "ngx_sockmap_pairs_total", "counter",
-		     "Connections with both ends paired on this host.");
-		fprintf(o, "ngx_sockmap_pairs_total %llu\n", (unsigned long long)a->pairs);
-		help(o, "ngx_sockmap_redirected_messages_total", "counter",
-		     "Sends handed straight to the peer socket (not seen by the TCP stack).");
-		fprintf(o, "ngx_sockmap_redirected_messages_total %llu\n",
-			(unsigned long long)a->redirected_msgs);
-		help(o, "ngx_sockmap_redirected_bytes_total", "counter",
-		     "Bytes handed straight to the peer socket (invisible to ss -ti and tcpdump).");
-		fprintf(o, "ngx_sockmap_redirected_bytes_total %llu\n",
-			(unsigned long long)a->redirected_bytes);
-		help(o, "ngx_sockmap_tcp_messages_total", "counter",
-		     "Sends of tracked sockets that went through TCP.");
-		fprintf(o, "ngx_sockmap_tcp_messages_total %llu\n", (unsigned long long)a->tcp_msgs);
-		help(o, "ngx_sockmap_tcp_bytes_total", "counter",
-		     "Bytes of tracked sockets that went through TCP.");
-		fprintf(o, "ngx_sockmap_tcp_bytes_total %llu\n", (unsigned long long)a->tcp_bytes);
-		help(o, "ngx_sockmap_fallbacks_total", "counter",
-		     "Socket directions sent to TCP for good, by first reason.");
-		for (i = 0; i < FB__MAX; i++)
-			fprintf(o, "ngx_sockmap_fallbacks_total{reason=\"%s\"} %llu\n",
-				accel_fallback_names[i], (unsigned long long)a->fallbacks[i]);
-		help(o, "ngx_sockmap_paused", "gauge", "1 while redirecting is paused.");
-		fprintf(o, "ngx_sockmap_paused %d\n", s.paused || info->selftest_blocked);
-	}
+	if (counters_read(src->maps, &c) == 0)
+		counters_print_prometheus(o, &c);
 	if (info->n_selftest) {
 		help(o, "ngx_sockmap_selftest_passed", "gauge",
 		     "Kernel self-test at start-up: 1 passed, 0 failed or skipped.");
@@ -153,34 +141,13 @@ void metrics_render(FILE *o, const struct metrics_src *src)
 	help(o, "ngx_sockmap_cgroups", "gauge", "cgroups the data plane is attached to.");
 	fprintf(o, "ngx_sockmap_cgroups %d\n", info->n_cgroups);
 
-	if (src->telemetry && src->telemetry->skel) {
-		const struct telemetry *t = src->telemetry;
-		struct xdp_totals tot;
-
-		help(o, "ngx_sockmap_xdp_packets_total", "counter",
-		     "Frames seen by the XDP observer, by interface and kind (all passed).");
-		for (i = 0; i < t->n_ifaces; i++) {
-			if (telemetry_totals(t, t->ifaces[i].ifindex, &tot))
-				continue;
-			for (k = 0; k < FK__MAX; k++)
-				fprintf(o, "ngx_sockmap_xdp_packets_total{interface=\"%s\",kind=\"%s\"} %llu\n",
-					t->ifaces[i].name, frame_kind_names[k],
-					(unsigned long long)tot.packets[k]);
-		}
-		help(o, "ngx_sockmap_xdp_bytes_total", "counter",
-		     "Bytes seen by the XDP observer, by interface and kind.");
-		for (i = 0; i < t->n_ifaces; i++) {
-			if (telemetry_totals(t, t->ifaces[i].ifindex, &tot))
-				continue;
-			for (k = 0; k < FK__MAX; k++)
-				fprintf(o, "ngx_sockmap_xdp_bytes_total{interface=\"%s\",kind=\"%s\"} %llu\n",
-					t->ifaces[i].name, frame_kind_names[k],
-					(unsigned long long)tot.bytes[k]);
-		}
+	if (observer_running(src->xdp)) {
+		xdp_totals(o, src->xdp, false);
+		xdp_totals(o, src->xdp, true);
 		help(o, "ngx_sockmap_xdp_attached", "gauge", "XDP attachment mode by interface.");
-		for (i = 0; i < t->n_ifaces; i++)
+		for (i = 0; i < src->xdp->n_ifaces; i++)
 			fprintf(o, "ngx_sockmap_xdp_attached{interface=\"%s\",mode=\"%s\"} 1\n",
-				t->ifaces[i].name, t->ifaces[i].mode);
+				src->xdp->ifaces[i].name, src->xdp->ifaces[i].mode);
 		if (src->topk) {
 			top_sources(o, src->topk, false);
 			top_sources(o, src->topk, true);
@@ -188,14 +155,11 @@ void metrics_render(FILE *o, const struct metrics_src *src)
 	}
 	if (src->feed)
 		ring_metrics(o, src->feed);
-	if (bpf_stats_enabled() && src->accel) {
-		prog_stats(o, "sockops_track", bpf_program__fd(src->accel->progs.sockops_track),
-			   &headed);
-		prog_stats(o, "msg_redirect", bpf_program__fd(src->accel->progs.msg_redirect),
-			   &headed);
-		if (src->telemetry && src->telemetry->skel)
-			prog_stats(o, "xdp_count",
-				   bpf_program__fd(src->telemetry->skel->progs.xdp_count), &headed);
+	if (bpf_stats_enabled() && src->dp) {
+		n = dataplane_progs(src->dp, progs, 8);
+		if (observer_running(src->xdp))
+			n += observer_progs(src->xdp, progs + n, 8 - n);
+		prog_stats(o, progs, n);
 	}
 }
 

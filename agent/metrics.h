@@ -5,10 +5,11 @@
 
 #include <stdio.h>
 #include <sys/socket.h>
+#include "maps.h"
 #include "state.h"
 
-struct accel_bpf;
-struct telemetry;
+struct dataplane;
+struct xdp_observer;
 struct event_feed;
 struct topk_window;
 struct MHD_Daemon;
@@ -17,8 +18,8 @@ struct MHD_Daemon;
 struct metrics_src {
 	const struct agent_maps *maps;
 	const struct agent_info *info;
-	const struct accel_bpf *accel;        /* program run stats */
-	const struct telemetry *telemetry;    /* NULL without --xdp */
+	const struct dataplane *dp;           /* program run stats */
+	const struct xdp_observer *xdp;       /* NULL without --xdp */
 	const struct event_feed *feed;        /* event rings read so far */
 	const struct topk_window *topk;       /* NULL without --xdp */
 };

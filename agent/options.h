@@ -7,8 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
-
-#define MAX_TARGETS 64
+#include "target.h" /* MAX_TARGETS */
 
 struct port_set {
 	bool all;               /* no --ports given: every port */

@@ -7,14 +7,10 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include "accel.h"     /* fallback_names */
+#include "netaddr.h"
 #include "ring_reader.h"
-#include "stats.h"
-#include "xdp_observer.h"
-
-const char *const ring_event_kind_names[EV__MAX] = {
-	[EV_NONE] = "none", [EV_PACKET] = "packet", [EV_PAIRED] = "paired",
-	[EV_FALLBACK] = "fallback", [EV_CLOSED] = "closed",
-};
+#include "telemetry.h" /* frame_kind_names */
 
 /* Copy the event at position p: 1 copied, 0 not written yet, -1 gone
  * (lapped, dropped by its writer, or overwritten while we copied).  The
@@ -104,7 +100,7 @@ void ring_event_str(const struct ring_event *ev, char *buf, size_t len)
 
 	switch (ev->kind) {
 	case EV_PACKET:
-		src_key_str((const struct src_key *)ev->pkt.saddr, addr, sizeof(addr));
+		addr16_str(ev->pkt.saddr, addr, sizeof(addr));
 		snprintf(buf, len, "packet   %-6s %5u B from %s (ifindex %u)",
 			 ev->pkt.frame_kind < FK__MAX ? frame_kind_names[ev->pkt.frame_kind] : "?",
 			 ev->pkt.len, ev->pkt.frame_kind <= FK_IPV6 ? addr : "-", ev->pkt.ifindex);
@@ -117,7 +113,7 @@ void ring_event_str(const struct ring_event *ev, char *buf, size_t len)
 	case EV_FALLBACK:
 		snprintf(buf, len, "fallback port %-5u sk %llu: %s", ev->conn.service_port,
 			 (unsigned long long)ev->conn.cookie,
-			 ev->conn.reason < FB__MAX ? accel_fallback_names[ev->conn.reason] : "?");
+			 ev->conn.reason < FB__MAX ? fallback_names[ev->conn.reason] : "?");
 		break;
 	case EV_CLOSED:
 		snprintf(buf, len, "closed   port %-5u sk %llu: %llu B redirected, %u sends",

@@ -25,7 +25,6 @@ void ring_reader_rearm(struct ring_reader *r);
  * first (what `top` shows).  Returns how many. */
 int ring_peek_recent(const struct event_ring *ring, struct ring_event *out, int max);
 
-extern const char *const ring_event_kind_names[EV__MAX];
 /* One line describing ev (no newline), e.g. for `top` and -v logs. */
 void ring_event_str(const struct ring_event *ev, char *buf, size_t len);
 

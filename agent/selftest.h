@@ -13,6 +13,13 @@
 
 enum st_result { ST_PASS, ST_FAIL, ST_SKIP };
 
+/* The checks, in the order they are printed (the table is in selftest.c). */
+enum selftest_id {
+	C_REDIRECT, C_ORDER, C_LARGE, C_HALF_CLOSE, C_FIONREAD, C_FIONREAD_TCP, C_BLOCKING_EOF,
+	C_BOUND,
+	SELFTEST_CHECKS
+};
+
 struct selftest_check {
 	const char *name;
 	bool critical;       /* failure can lose, corrupt or reorder bytes */
@@ -20,8 +27,6 @@ struct selftest_check {
 	enum st_result result;
 	char detail[96];
 };
-
-#define SELFTEST_CHECKS 8
 
 struct selftest_report {
 	struct selftest_check checks[SELFTEST_CHECKS];
@@ -35,5 +40,10 @@ struct selftest_report {
 int selftest_run(const char *cg2_mnt, struct selftest_report *r);
 void selftest_print(FILE *out, const struct selftest_report *r);
 const char *selftest_result_name(enum st_result res);
+
+/* selftest_checks.c: the socket-level checks, run in the child inside the
+ * private cgroup.  config_fd: the private data plane's config map (the
+ * fionread_tcp check forces sends through TCP with it). */
+void selftest_run_checks(struct selftest_check *res, int config_fd);
 
 #endif

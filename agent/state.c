@@ -8,247 +8,253 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <bpf/bpf.h>
+#include <json-c/json.h>
+#include "bpfutil.h"
 #include "dataplane.h"
+#include "paths.h"
 #include "state.h"
+
+#define STATE_NAME "agent.state"
+#define LOCK_NAME  "agent.lock"
 
 const char *run_dir(void)
 {
 	const char *d = getenv("NGX_SOCKMAP_RUN_DIR");
 
-	return d && *d ? d : RUN_DIR;
+	return d && *d ? d : RUN_DIR_DEFAULT;
 }
 
-static const char *state_path(const char *name)
+void run_path(char *buf, size_t len, const char *name)
 {
-	static char buf[2][PATH_MAX];
-	static int i;
-
-	i ^= 1;
-	snprintf(buf[i], sizeof(buf[i]), "%s/%s", run_dir(), name);
-	return buf[i];
+	snprintf(buf, len, "%s/%s", run_dir(), name);
 }
 
-#define STATE_FILE state_path("agent.state")
-#define LOCK_FILE  state_path("agent.lock")
-
-static const char *const map_names[AGENT_MAPS_N] = {
-	"accel_stats", "accel_config", "sock_hash", "endpoints", "conn_arena", "pkt_arena", "src_stats",
-};
-/* The data plane's own maps; the rest are telemetry, absent from pins. */
-#define DATAPLANE_MAPS_N 4
-
-static int *map_slot(struct agent_maps *m, int i)
+static int state_pid(void)
 {
-	int *slots[AGENT_MAPS_N] = { &m->stats_fd, &m->config_fd, &m->sock_hash_fd,
-				     &m->endpoints_fd, &m->conn_arena_fd, &m->pkt_arena_fd,
-				     &m->src_stats_fd };
-
-	return slots[i];
-}
-
-static int read_pid_of_lock(void)
-{
-	char buf[32] = "";
-	FILE *f = fopen(STATE_FILE, "r");
+	char path[PATH_MAX];
+	json_object *root, *v;
 	int pid = 0;
 
-	if (f) {
-		if (fgets(buf, sizeof(buf), f))
-			sscanf(buf, "pid %d", &pid);
-		fclose(f);
-	}
+	run_path(path, sizeof(path), STATE_NAME);
+	root = json_object_from_file(path);
+	if (root && json_object_object_get_ex(root, "pid", &v))
+		pid = json_object_get_int(v);
+	json_object_put(root);
 	return pid;
 }
 
 int state_lock(int *other_pid)
 {
+	char path[PATH_MAX];
 	int fd;
 
-	if (mkdir(run_dir(), 0755) && errno != EEXIST)
+	if (mkdir(run_dir(), 0700) && errno != EEXIST)
 		return -errno;
-	fd = open(LOCK_FILE, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	run_path(path, sizeof(path), LOCK_NAME);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
 	if (flock(fd, LOCK_EX | LOCK_NB)) {
-		*other_pid = read_pid_of_lock();
+		*other_pid = state_pid();
 		close(fd);
 		return -EBUSY;
 	}
 	return fd;
 }
 
-static __u32 map_id(int fd)
-{
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info);
+/* ---- writing ---- */
 
-	return bpf_map_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+static void add_str(json_object *o, const char *key, const char *s)
+{
+	json_object_object_add(o, key, json_object_new_string(s));
+}
+
+static void add_int(json_object *o, const char *key, int64_t v)
+{
+	json_object_object_add(o, key, json_object_new_int64(v));
+}
+
+static json_object *info_to_json(const struct agent_info *info, const struct agent_maps *m)
+{
+	json_object *root = json_object_new_object(), *a, *o;
+	int i;
+
+	add_int(root, "pid", info->pid);
+	json_object_object_add(root, "pinned", json_object_new_boolean(info->pinned));
+	json_object_object_add(root, "selftest_blocked",
+			       json_object_new_boolean(info->selftest_blocked));
+	a = json_object_new_array();
+	for (i = 0; i < info->n_selftest; i++) {
+		o = json_object_new_object();
+		add_str(o, "name", info->selftest[i].name);
+		add_str(o, "result", info->selftest[i].result);
+		add_str(o, "detail", info->selftest[i].detail);
+		json_object_array_add(a, o);
+	}
+	json_object_object_add(root, "selftest", a);
+	o = json_object_new_object();
+	for (i = 0; i < MAP__MAX; i++)
+		if (m->fd[i] >= 0)
+			add_int(o, agent_map_names[i], map_id(m->fd[i]));
+	json_object_object_add(root, "maps", o);
+	a = json_object_new_array();
+	for (i = 0; i < RING__MAX; i++) {
+		o = json_object_new_object();
+		add_int(o, "addr", (int64_t)info->rings[i].addr);
+		add_int(o, "off", (int64_t)info->rings[i].off);
+		json_object_array_add(a, o);
+	}
+	json_object_object_add(root, "rings", a);
+	a = json_object_new_array();
+	for (i = 0; i < info->n_xdp; i++) {
+		o = json_object_new_object();
+		add_str(o, "interface", info->xdp[i].name);
+		add_str(o, "mode", info->xdp[i].mode);
+		json_object_array_add(a, o);
+	}
+	json_object_object_add(root, "xdp", a);
+	add_str(root, "metrics", info->metrics);
+	a = json_object_new_array();
+	for (i = 0; i < info->n_cgroups; i++) {
+		o = json_object_new_object();
+		add_int(o, "id", (int64_t)info->cgroups[i].id);
+		add_str(o, "path", info->cgroups[i].path);
+		add_str(o, "reason", info->cgroups[i].reason);
+		json_object_array_add(a, o);
+	}
+	json_object_object_add(root, "cgroups", a);
+	return root;
 }
 
 int state_write(const struct agent_info *info, const struct agent_maps *m)
 {
-	struct agent_maps copy = *m;
-	FILE *f;
-	int i;
+	char path[PATH_MAX], tmp[PATH_MAX + 8];
+	json_object *root = info_to_json(info, m);
+	const char *text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY);
+	int fd, ret = 0;
+	size_t len = strlen(text);
 
-	char tmp[PATH_MAX];
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp", STATE_FILE);
-	f = fopen(tmp, "w");
-	if (!f)
-		return -errno;
-	fprintf(f, "pid %d\npinned %d\nselftest_blocked %d\n", info->pid, info->pinned,
-		info->selftest_blocked);
-	for (i = 0; i < info->n_selftest; i++)
-		fprintf(f, "selftest %s %s %s\n", info->selftest[i].name, info->selftest[i].result,
-			info->selftest[i].detail);
-	for (i = 0; i < AGENT_MAPS_N; i++)
-		if (*map_slot(&copy, i) >= 0)
-			fprintf(f, "map %s %u\n", map_names[i], map_id(*map_slot(&copy, i)));
-	fprintf(f, "ring_offsets %lu %lu\n", info->conn_ring_off, info->pkt_ring_off);
-	fprintf(f, "arena_addrs %#lx %#lx\n", info->conn_arena_addr, info->pkt_arena_addr);
-	for (i = 0; i < info->n_xdp; i++)
-		fprintf(f, "xdp %s %s\n", info->xdp[i].name, info->xdp[i].mode);
-	if (info->metrics[0])
-		fprintf(f, "metrics %s\n", info->metrics);
-	for (i = 0; i < info->n_cgroups; i++)
-		fprintf(f, "cgroup %llu %s\t%s\n", (unsigned long long)info->cgroups[i].id,
-			info->cgroups[i].reason, info->cgroups[i].path);
-	if (fclose(f))
-		return -errno;
-	return rename(tmp, STATE_FILE) ? -errno : 0;
+	run_path(path, sizeof(path), STATE_NAME);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || write(fd, text, len) != (ssize_t)len || write(fd, "\n", 1) != 1)
+		ret = -errno ?: -EIO;
+	if (fd >= 0 && close(fd) && !ret)
+		ret = -errno;
+	if (!ret && rename(tmp, path))
+		ret = -errno;
+	json_object_put(root);
+	return ret;
 }
 
 void state_remove(int lock_fd)
 {
-	unlink(STATE_FILE);
+	char path[PATH_MAX];
+
+	run_path(path, sizeof(path), STATE_NAME);
+	unlink(path);
 	if (lock_fd >= 0)
 		close(lock_fd);
 }
 
-/* Open a map by id and make sure it is still ours: ids are reused. */
-static int map_by_id(__u32 id, const char *name)
-{
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info);
-	int fd;
+/* ---- reading ---- */
 
-	fd = bpf_map_get_fd_by_id(id);
-	if (fd < 0)
-		return -errno;
-	if (bpf_map_get_info_by_fd(fd, &info, &len) || strncmp(info.name, name, sizeof(info.name))) {
-		close(fd);
-		return -ENOENT;
+static json_object *get(json_object *o, const char *key)
+{
+	json_object *v = NULL;
+
+	return json_object_object_get_ex(o, key, &v) ? v : NULL;
+}
+
+static void copy_str(char *dst, size_t len, json_object *o, const char *key)
+{
+	snprintf(dst, len, "%s", json_object_get_string(get(o, key)) ?: "");
+}
+
+static void info_from_json(json_object *root, struct agent_info *info)
+{
+	json_object *a, *o;
+	size_t i, n;
+
+	info->pid = json_object_get_int(get(root, "pid"));
+	info->pinned = json_object_get_boolean(get(root, "pinned"));
+	info->selftest_blocked = json_object_get_boolean(get(root, "selftest_blocked"));
+	a = get(root, "selftest");
+	n = json_object_array_length(a);
+	for (i = 0; i < n && info->n_selftest < SELFTEST_CHECKS; i++) {
+		struct selftest_line *l = &info->selftest[info->n_selftest++];
+
+		o = json_object_array_get_idx(a, i);
+		copy_str(l->name, sizeof(l->name), o, "name");
+		copy_str(l->result, sizeof(l->result), o, "result");
+		copy_str(l->detail, sizeof(l->detail), o, "detail");
 	}
-	return fd;
+	a = get(root, "rings");
+	for (i = 0; i < RING__MAX && i < json_object_array_length(a); i++) {
+		o = json_object_array_get_idx(a, i);
+		info->rings[i].addr = json_object_get_int64(get(o, "addr"));
+		info->rings[i].off = json_object_get_int64(get(o, "off"));
+	}
+	a = get(root, "xdp");
+	n = json_object_array_length(a);
+	for (i = 0; i < n && info->n_xdp < XDP_MAX_IFACES; i++) {
+		o = json_object_array_get_idx(a, i);
+		copy_str(info->xdp[info->n_xdp].name, sizeof(info->xdp[0].name), o, "interface");
+		copy_str(info->xdp[info->n_xdp].mode, sizeof(info->xdp[0].mode), o, "mode");
+		info->n_xdp++;
+	}
+	copy_str(info->metrics, sizeof(info->metrics), root, "metrics");
+	a = get(root, "cgroups");
+	n = json_object_array_length(a);
+	for (i = 0; i < n && info->n_cgroups < MAX_TARGETS; i++) {
+		struct cg_target *t = &info->cgroups[info->n_cgroups++];
+
+		o = json_object_array_get_idx(a, i);
+		t->id = json_object_get_int64(get(o, "id"));
+		copy_str(t->path, sizeof(t->path), o, "path");
+		copy_str(t->reason, sizeof(t->reason), o, "reason");
+	}
 }
 
 static int open_live(struct agent_maps *m, struct agent_info *info)
 {
-	char line[PATH_MAX + 128], name[32], rest[PATH_MAX + 64];
-	unsigned long long cgid;
-	unsigned int id;
-	FILE *f;
+	char path[PATH_MAX];
+	json_object *root, *maps, *id;
 	int i, fd;
 
-	f = fopen(STATE_FILE, "r");
-	if (!f)
+	run_path(path, sizeof(path), STATE_NAME);
+	root = json_object_from_file(path);
+	if (!root)
 		return -ENOENT;
-	while (fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = 0;
-		if (sscanf(line, "pid %d", &info->pid) == 1)
+	info_from_json(root, info);
+	maps = get(root, "maps");
+	for (i = 0; i < MAP__MAX; i++) {
+		if (!json_object_object_get_ex(maps, agent_map_names[i], &id))
 			continue;
-		if (sscanf(line, "pinned %d", &i) == 1) {
-			info->pinned = i;
-			continue;
-		}
-		if (sscanf(line, "selftest_blocked %d", &i) == 1) {
-			info->selftest_blocked = i;
-			continue;
-		}
-		if (!strncmp(line, "xdp ", 4) && info->n_xdp < 16) {
-			if (sscanf(line + 4, "%15s %7s", info->xdp[info->n_xdp].name,
-				   info->xdp[info->n_xdp].mode) == 2)
-				info->n_xdp++;
-			continue;
-		}
-		if (sscanf(line, "metrics %63s", info->metrics) == 1)
-			continue;
-		if (sscanf(line, "ring_offsets %lu %lu", &info->conn_ring_off,
-			   &info->pkt_ring_off) == 2)
-			continue;
-		if (sscanf(line, "arena_addrs %lx %lx", &info->conn_arena_addr,
-			   &info->pkt_arena_addr) == 2)
-			continue;
-		if (!strncmp(line, "selftest ", 9) && info->n_selftest < 8) {
-			struct selftest_line *l = &info->selftest[info->n_selftest];
-
-			l->detail[0] = 0;
-			if (sscanf(line + 9, "%23s %7s %95[^\n]", l->name, l->result, l->detail) >= 2)
-				info->n_selftest++;
-			continue;
-		}
-		if (sscanf(line, "map %31s %u", name, &id) == 2) {
-			for (i = 0; i < AGENT_MAPS_N; i++) {
-				if (strcmp(name, map_names[i]))
-					continue;
-				fd = map_by_id(id, name);
-				if (fd >= 0)
-					*map_slot(m, i) = fd;
-			}
-			continue;
-		}
-		if (sscanf(line, "cgroup %llu %[^\n]", &cgid, rest) == 2 && info->n_cgroups < 64) {
-			struct cg_target *t = &info->cgroups[info->n_cgroups++];
-			char *tab = strchr(rest, '\t');
-
-			t->id = cgid;
-			if (tab)
-				*tab++ = 0;
-			snprintf(t->reason, sizeof(t->reason), "%.63s", rest);
-			snprintf(t->path, sizeof(t->path), "%s", tab ? tab : "?");
-		}
+		fd = map_open_by_id(json_object_get_int64(id), agent_map_names[i]);
+		if (fd >= 0)
+			m->fd[i] = fd;
 	}
-	fclose(f);
+	json_object_put(root);
 	if (info->pid <= 0 || (kill(info->pid, 0) && errno == ESRCH))
 		return -ESRCH; /* stale file: the agent died */
 	return 0;
 }
 
-static int open_pinned(struct agent_maps *m, struct agent_info *info)
-{
-	char path[PATH_MAX];
-	int i, fd;
-
-	if (!accel_pinned_exists())
-		return -ENOENT;
-	for (i = 0; i < DATAPLANE_MAPS_N; i++) {
-		snprintf(path, sizeof(path), "%s/%s", PIN_DIR, map_names[i]);
-		fd = bpf_obj_get(path);
-		if (fd >= 0)
-			*map_slot(m, i) = fd;
-	}
-	info->pid = 0;
-	info->pinned = true;
-	return 0;
-}
-
 int state_open(struct agent_maps *m, struct agent_info *info, char *err, size_t errlen)
 {
-	int i;
-
 	memset(info, 0, sizeof(*info));
-	for (i = 0; i < AGENT_MAPS_N; i++)
-		*map_slot(m, i) = -1;
-	if (open_live(m, info) == 0 && m->stats_fd >= 0 && m->config_fd >= 0)
+	agent_maps_init(m);
+	if (open_live(m, info) == 0 && m->fd[MAP_STATS] >= 0 && m->fd[MAP_CONFIG] >= 0)
 		return 0;
 	/* A stale agent.state (agent killed) may still name live maps: the
 	 * sockets it accelerated hold them.  That is not a running agent. */
 	state_close(m);
 	memset(info, 0, sizeof(*info));
-	if (open_pinned(m, info) == 0 && m->stats_fd >= 0 && m->config_fd >= 0)
+	if (dataplane_open_pinned(m) == 0 && m->fd[MAP_STATS] >= 0 && m->fd[MAP_CONFIG] >= 0) {
+		info->pinned = true;
 		return 0;
+	}
 	state_close(m);
 	snprintf(err, errlen, "no ngx-sockmap agent is running (start one with: ngx-sockmap run)");
 	return -ENOENT;
@@ -258,9 +264,9 @@ void state_close(struct agent_maps *m)
 {
 	int i;
 
-	for (i = 0; i < AGENT_MAPS_N; i++) {
-		if (*map_slot(m, i) >= 0)
-			close(*map_slot(m, i));
-		*map_slot(m, i) = -1;
+	for (i = 0; i < MAP__MAX; i++) {
+		if (m->fd[i] >= 0)
+			close(m->fd[i]);
+		m->fd[i] = -1;
 	}
 }

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #include <errno.h>
-#include <libcgroup.h>
 #include <mntent.h>
 #include <signal.h>
 #include <stdio.h>
@@ -12,38 +11,20 @@
 #include "options.h"
 #include "target.h"
 
-static int is_cgroup2(const char *path)
-{
-	struct statfs sfs;
-
-	return statfs(path, &sfs) == 0 && sfs.f_type == CGROUP2_SUPER_MAGIC;
-}
-
+/*
+ * Not libcgroup: Debian 12's libcgroup 2.0.2 lists a cgroup v2 mount only
+ * through a controller enabled on it (it misses the controller-less
+ * unified hierarchy of hybrid hosts, /sys/fs/cgroup/unified here), and its
+ * cgroup_get_current_controller_path(pid, NULL) fails (ECGROUPNOTCOMPILED)
+ * for v2.  The kernel's own interfaces are one line each: the "cgroup2"
+ * entry of the mount table and the "0::" line of /proc/PID/cgroup
+ * (Documentation/admin-guide/cgroup-v2.rst).
+ */
 int cg2_mount(char *out, size_t len)
 {
-	struct cgroup_mount_point mp;
 	struct mntent *m;
-	void *h = NULL;
 	FILE *f;
-	int ret;
 
-	/* libcgroup's mount walk lists a controller's hierarchy, which finds
-	 * the v2 mount whenever a controller is enabled on it. */
-	if (cgroup_init() == 0) {
-		ret = cgroup_get_controller_begin(&h, &mp);
-		while (ret == 0) {
-			if (is_cgroup2(mp.path)) {
-				snprintf(out, len, "%s", mp.path);
-				cgroup_get_controller_end(&h);
-				return 0;
-			}
-			ret = cgroup_get_controller_next(&h, &mp);
-		}
-		cgroup_get_controller_end(&h);
-	}
-	/* libcgroup 2.0.2 skips a cgroup2 mount with no controllers enabled,
-	 * the normal state of the unified hierarchy on hybrid hosts
-	 * (/sys/fs/cgroup/unified), so read the mount table for it. */
 	f = setmntent("/proc/self/mounts", "r");
 	if (!f)
 		return -errno;
@@ -107,10 +88,7 @@ int cg2_of_pid(const char *mnt, int pid, struct cg_target *t, char *err, size_t 
 		snprintf(err, errlen, "pid %d: no such process", pid);
 		return -ESRCH;
 	}
-	/* libcgroup 2.0.2's cgroup_get_current_controller_path() needs a
-	 * controller name and fails for the unified hierarchy (controller
-	 * NULL), so read the "0::" line ourselves (cgroup v2 format,
-	 * Documentation/admin-guide/cgroup-v2.rst "Processes"). */
+	/* the "0::" line: cgroup v2 (cgroup-v2.rst "Processes"); see cg2_mount */
 	snprintf(file, sizeof(file), "/proc/%d/cgroup", pid);
 	f = fopen(file, "r");
 	if (!f) {
@@ -149,6 +127,57 @@ int read_pid_file(const char *file, int *pid, char *err, size_t errlen)
 	if (*pid < 0) {
 		snprintf(err, errlen, "pid file %s: '%s' is not a pid", file, buf);
 		return -EINVAL;
+	}
+	return 0;
+}
+
+static void add_target(struct cg_target *list, int *n, const struct cg_target *t)
+{
+	int i;
+
+	for (i = 0; i < *n; i++)
+		if (list[i].id == t->id)
+			return; /* named twice: attach once */
+	if (*n < MAX_TARGETS)
+		list[(*n)++] = *t;
+}
+
+int targets_resolve(const struct run_opts *o, const char *mnt, struct cg_target *list, int *n,
+		    char *err, size_t errlen)
+{
+	const char *pid_file = o->pid_file;
+	struct cg_target t;
+	int i, pid;
+
+	*n = 0;
+	for (i = 0; i < o->n_cgroups; i++) {
+		memset(&t, 0, sizeof(t));
+		if (cg2_resolve(mnt, o->cgroups[i], &t, err, errlen))
+			return -1;
+		snprintf(t.reason, sizeof(t.reason), "named: --cgroup");
+		add_target(list, n, &t);
+	}
+	for (i = 0; i < o->n_pids; i++) {
+		memset(&t, 0, sizeof(t));
+		if (cg2_of_pid(mnt, o->pids[i], &t, err, errlen))
+			return -1;
+		add_target(list, n, &t);
+	}
+	if (!pid_file && !o->n_cgroups && !o->n_pids)
+		pid_file = DEFAULT_PID_FILE;
+	if (pid_file) {
+		memset(&t, 0, sizeof(t));
+		if (read_pid_file(pid_file, &pid, err, errlen)) {
+			if (pid_file != o->pid_file)
+				snprintf(err, errlen,
+					 "no target: nginx pid file %s not found; name one with --cgroup, --nginx-pid or --nginx-pid-file",
+					 DEFAULT_PID_FILE);
+			return -1;
+		}
+		if (cg2_of_pid(mnt, pid, &t, err, errlen))
+			return -1;
+		snprintf(t.reason, sizeof(t.reason), "named: nginx pid %d", pid);
+		add_target(list, n, &t);
 	}
 	return 0;
 }

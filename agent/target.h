@@ -7,13 +7,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* cgroups one agent attaches to, named and followed together */
+#define MAX_TARGETS 64
+
 struct cg_target {
 	char path[PATH_MAX];  /* absolute, canonical */
 	uint64_t id;          /* cgroup id (inode of the cgroup v2 dir) */
 	char reason[64];      /* "named", "nginx pid 123", ... */
 };
 
-/* Mount point of the cgroup v2 hierarchy.  0 or -ENOENT. */
+/* Mount point of the cgroup v2 hierarchy (the first cgroup2 mount).  0 or
+ * -ENOENT. */
 int cg2_mount(char *out, size_t len);
 /* PATH absolute or relative to the cgroup v2 mount -> target.  0 or -errno
  * with a one-line reason in err. */
@@ -23,5 +27,15 @@ int cg2_resolve(const char *mnt, const char *path, struct cg_target *t,
 int cg2_of_pid(const char *mnt, int pid, struct cg_target *t, char *err, size_t errlen);
 /* First line of FILE as a pid. */
 int read_pid_file(const char *file, int *pid, char *err, size_t errlen);
+
+/* The pid file `run` reads when it is given no target. */
+#define DEFAULT_PID_FILE "/run/nginx.pid"
+
+struct run_opts;
+/* Every target `run` was given (--cgroup, --nginx-pid, --nginx-pid-file, or
+ * DEFAULT_PID_FILE), deduplicated, into list (MAX_TARGETS).  0, or -1 with
+ * one line naming the bad target in err. */
+int targets_resolve(const struct run_opts *o, const char *mnt, struct cg_target *list, int *n,
+		    char *err, size_t errlen);
 
 #endif

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "bpfutil.h"
 #include "topk.h"
 
 static int key_cmp(const void *a, const void *b)
@@ -67,7 +68,7 @@ void topk_push(struct topk_window *w, struct src_rank *v, int n)
  */
 int topk_tick(struct topk_window *w, int fd)
 {
-	int ncpu = libbpf_num_possible_cpus(), n = 0, i, c, err = 0;
+	int ncpu = libbpf_num_possible_cpus(), n = 0, i, err = 0;
 	__u32 batch_n, cap = SRC_STATS_MAX, count;
 	struct src_key *keys = calloc(cap, sizeof(*keys));
 	struct src_counters *vals = calloc((size_t)cap * ncpu, sizeof(*vals));
@@ -91,12 +92,13 @@ int topk_tick(struct topk_window *w, int fd)
 			goto out;
 		}
 		for (i = 0; i < (int)count && i < (int)batch_n; i++, n++) {
+			struct src_counters sum;
+
 			v[n].key = keys[i];
-			v[n].packets = v[n].bytes = 0;
-			for (c = 0; c < ncpu; c++) {
-				v[n].packets += vals[(size_t)i * ncpu + c].packets;
-				v[n].bytes += vals[(size_t)i * ncpu + c].bytes;
-			}
+			percpu_fold_u64((const __u64 *)&vals[(size_t)i * ncpu], ncpu,
+					sizeof(sum) / sizeof(__u64), (__u64 *)&sum);
+			v[n].packets = sum.packets;
+			v[n].bytes = sum.bytes;
 		}
 		if (err)
 			break;

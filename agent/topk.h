@@ -14,7 +14,13 @@
 #define NGX_SOCKMAP_TOPK_H
 
 #include <stdbool.h>
-#include "xdp_observer.h"
+#include "telemetry.h"
+
+/* A source's counts, summed over CPUs. */
+struct src_rank {
+	struct src_key key;
+	__u64 packets, bytes;
+};
 
 #define TOPK_WINDOW_MAX 60
 #define TOPK_WINDOW_SEC 10 /* the agent's window: /metrics and top */

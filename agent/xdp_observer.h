@@ -1,16 +1,21 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
-/* XDP observer: attach to interfaces, read counters, rank sources. */
+/*
+ * The XDP observer (bpf/telemetry.bpf.c): attach to interfaces, read its
+ * counters.  The only owner of its skeleton; others get map fds, the event
+ * ring and program fds from the functions below.
+ */
 #ifndef NGX_SOCKMAP_XDP_OBSERVER_H
 #define NGX_SOCKMAP_XDP_OBSERVER_H
 
 #include <net/if.h>
 #include <stdbool.h>
-#include <stdio.h>
+#include "bpfutil.h" /* struct prog_ref */
+#include "maps.h"
 #include "telemetry.h"
-#include "event_ring.h"
 
 struct telemetry_bpf;
 struct bpf_link;
+struct event_ring;
 
 struct xdp_iface {
 	char name[IF_NAMESIZE];
@@ -19,27 +24,30 @@ struct xdp_iface {
 	struct bpf_link *link;
 };
 
-struct telemetry {
+struct xdp_observer {
 	struct telemetry_bpf *skel;
 	struct xdp_iface ifaces[XDP_MAX_IFACES];
 	int n_ifaces;
 };
 
-struct src_rank {
-	struct src_key key;
-	__u64 packets, bytes;
-};
-
 /* Validate interface names before anything is loaded: 0 or -errno with a
  * message in err. */
-int telemetry_check_ifaces(const char *const *names, int n, char *err, size_t errlen);
+int observer_check_ifaces(const char *const *names, int n, char *err, size_t errlen);
 /* Load and attach.  sample_every: 1 frame in N into the event ring (0: none). */
-int telemetry_start(struct telemetry *t, const char *const *names, int n, unsigned int sample_every,
-		    char *err, size_t errlen);
-void telemetry_stop(struct telemetry *t);
+int observer_start(struct xdp_observer *x, const char *const *names, int n,
+		   unsigned int sample_every, char *err, size_t errlen);
+void observer_stop(struct xdp_observer *x);
+static inline bool observer_running(const struct xdp_observer *x)
+{
+	return x && x->skel;
+}
 /* Totals of one interface, summed over CPUs. */
-int telemetry_totals(const struct telemetry *t, unsigned int ifindex, struct xdp_totals *out);
-void src_key_str(const struct src_key *k, char *buf, size_t len);
-extern const char *const frame_kind_names[FK__MAX];
+int observer_totals(const struct xdp_observer *x, unsigned int ifindex, struct xdp_totals *out);
+
+void observer_maps(const struct xdp_observer *x, struct agent_maps *m);
+struct event_ring *observer_ring(const struct xdp_observer *x);
+int observer_ring_wakeups_fd(const struct xdp_observer *x);
+void observer_ring_place(const struct xdp_observer *x, unsigned long *addr, unsigned long *off);
+int observer_progs(const struct xdp_observer *x, struct prog_ref *out, int max);
 
 #endif

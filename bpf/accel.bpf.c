@@ -164,51 +164,32 @@ static __always_inline int port_tracked(__u16 local, __u16 remote)
 	       (port_bits[remote >> 6] >> (remote & 63)) & 1;
 }
 
-static __always_inline void view_from_sockops(struct sock_addr_view *v,
-					      const struct bpf_sock_ops *s)
-{
-	v->family = s->family;
-	v->local_ip4 = s->local_ip4;
-	v->remote_ip4 = s->remote_ip4;
-	if (v->family == SK_AF_INET6) {
-		v->local_ip6[0] = s->local_ip6[0];
-		v->local_ip6[1] = s->local_ip6[1];
-		v->local_ip6[2] = s->local_ip6[2];
-		v->local_ip6[3] = s->local_ip6[3];
-		v->remote_ip6[0] = s->remote_ip6[0];
-		v->remote_ip6[1] = s->remote_ip6[1];
-		v->remote_ip6[2] = s->remote_ip6[2];
-		v->remote_ip6[3] = s->remote_ip6[3];
-	}
-	v->local_port = s->local_port;
-	v->remote_port = s->remote_port;
-}
-
-static __always_inline void view_from_msg(struct sock_addr_view *v,
-					  const struct sk_msg_md *m)
-{
-	v->family = m->family;
-	v->local_ip4 = m->local_ip4;
-	v->remote_ip4 = m->remote_ip4;
-	if (v->family == SK_AF_INET6) {
-		v->local_ip6[0] = m->local_ip6[0];
-		v->local_ip6[1] = m->local_ip6[1];
-		v->local_ip6[2] = m->local_ip6[2];
-		v->local_ip6[3] = m->local_ip6[3];
-		v->remote_ip6[0] = m->remote_ip6[0];
-		v->remote_ip6[1] = m->remote_ip6[1];
-		v->remote_ip6[2] = m->remote_ip6[2];
-		v->remote_ip6[3] = m->remote_ip6[3];
-	}
-	v->local_port = m->local_port;
-	v->remote_port = m->remote_port;
-}
+/* struct bpf_sock_ops and struct sk_msg_md name their address fields
+ * alike: one copy for both context types. */
+#define VIEW_FROM_CTX(v, ctx)                                   \
+	do {                                                    \
+		(v)->family = (ctx)->family;                    \
+		(v)->local_ip4 = (ctx)->local_ip4;              \
+		(v)->remote_ip4 = (ctx)->remote_ip4;            \
+		if ((v)->family == SK_AF_INET6) {               \
+			(v)->local_ip6[0] = (ctx)->local_ip6[0];  \
+			(v)->local_ip6[1] = (ctx)->local_ip6[1];  \
+			(v)->local_ip6[2] = (ctx)->local_ip6[2];  \
+			(v)->local_ip6[3] = (ctx)->local_ip6[3];  \
+			(v)->remote_ip6[0] = (ctx)->remote_ip6[0]; \
+			(v)->remote_ip6[1] = (ctx)->remote_ip6[1]; \
+			(v)->remote_ip6[2] = (ctx)->remote_ip6[2]; \
+			(v)->remote_ip6[3] = (ctx)->remote_ip6[3]; \
+		}                                               \
+		(v)->local_port = (ctx)->local_port;            \
+		(v)->remote_port = (ctx)->remote_port;          \
+	} while (0)
 
 static __always_inline int key_from_sockops(struct sock_key *k, struct bpf_sock_ops *skops)
 {
 	struct sock_addr_view v = {};
 
-	view_from_sockops(&v, skops);
+	VIEW_FROM_CTX(&v, skops);
 	if (sock_key_build(k, &v))
 		return -1;
 	if (sock_key_is_loopback(k))
@@ -653,7 +634,7 @@ int msg_redirect(struct sk_msg_md *msg)
 		/* Active end's first send before anything came in: decide.
 		 * Withdrawn, our bytes go through TCP to a peer that is not
 		 * tracked, and we leave the SOCKHASH at our first packet in. */
-		view_from_msg(&v, msg);
+		VIEW_FROM_CTX(&v, msg);
 		if (sock_key_build(&key, &v))
 			return fall_back(st, FB_NO_PEER, size);
 		if (sock_key_is_loopback(&key))

@@ -6,6 +6,7 @@
 #ifndef NGX_SOCKMAP_ACCEL_H
 #define NGX_SOCKMAP_ACCEL_H
 
+#include "names.h"
 #include "sockkey.h"
 #include "event_ring.h"
 
@@ -17,19 +18,22 @@
  * while paired, and a paired direction never switches to TCP, except when
  * the peer is gone, or for a slow reader on a kernel whose FIONREAD
  * counts TCP bytes too (selftest: fionread_tcp).
- * Keep accel_fallback_names[] in agent/stats.c in the same order.
  */
-enum fallback_reason {
-	FB_NO_PEER,     /* peer not tracked here (remote host, untracked cgroup) or gone */
-	FB_AMBIGUOUS,   /* our key or the peer's was seen twice: never pair on it */
-	FB_STICKY_TCP,  /* bytes already went through TCP before we tracked it */
-	FB_SLOW_READER, /* the peer's unread redirected bytes reached the bound */
-	FB_PAUSED,      /* established while paused: not tracked */
-	FB_POLICY,      /* port policy: socket not tracked at all */
-	FB_NO_ROOM,     /* a map was full */
-	FB_SHORT_LIVED, /* its service port carries short connections: not tracked */
-	FB__MAX,
-};
+#define FALLBACK_REASONS(X)                                                        \
+	X(FB_NO_PEER, "no_peer")         /* peer not tracked here or gone */       \
+	X(FB_AMBIGUOUS, "ambiguous")     /* a key seen twice: never pair on it */  \
+	X(FB_STICKY_TCP, "sticky_tcp")   /* bytes went through TCP before */       \
+	X(FB_SLOW_READER, "slow_reader") /* peer's unread bytes reached the bound */ \
+	X(FB_PAUSED, "paused")           /* established while paused */            \
+	X(FB_POLICY, "policy")           /* port policy: not tracked at all */     \
+	X(FB_NO_ROOM, "no_room")         /* a map was full */                      \
+	X(FB_SHORT_LIVED, "short_lived") /* its port carries short connections */
+
+enum fallback_reason { FALLBACK_REASONS(NAMES_ENUM) FB__MAX };
+
+#ifndef __bpf__
+static const char *const fallback_names[FB__MAX] = { FALLBACK_REASONS(NAMES_STR) };
+#endif
 
 /* Per-CPU counters (array map of one element, summed by the agent). */
 struct accel_stats {

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * Event ring in a BPF arena: the one definition shared by the BPF writers
- * (bpf/telemetry.bpf.c, bpf/accel.bpf.c, bench/maps) and the agent's
- * reader (agent/event_ring.c).
+ * (bpf/telemetry.bpf.c, bpf/accel.bpf.c, bench/mapcost) and the agent's
+ * reader (agent/ring_reader.c).
  *
  * The ring is plain shared memory (BPF_MAP_TYPE_ARENA, mmap()ed by libbpf
  * into the agent: the reader copies events straight out of the slots, no
@@ -52,21 +52,27 @@
 #ifndef __bpf__
 #include <linux/types.h>
 #endif
+#include "names.h"
 
 #define RING_SLOTS      1024 /* power of two */
 #define RING_WAKE_BATCH 64
 /* Arena pages for one ring (128 B header + 64 B slots), with room to spare. */
 #define RING_ARENA_PAGES 32
 
-enum ring_event_kind {
-	EV_NONE,
-	EV_PACKET,   /* a sampled XDP frame (pkt) */
-	EV_PAIRED,   /* two local sockets paired: redirect from now on (conn) */
-	EV_FALLBACK, /* a tracked socket left or never got the redirect path
-		      * (conn.reason: enum fallback_reason) */
-	EV_CLOSED,   /* a tracked socket closed (conn.bytes: redirected by it) */
-	EV__MAX,
-};
+#define RING_EVENT_KINDS(X)                                                     \
+	X(EV_NONE, "none")                                                      \
+	X(EV_PACKET, "packet")     /* a sampled XDP frame (pkt) */              \
+	X(EV_PAIRED, "paired")     /* two local sockets paired (conn) */        \
+	X(EV_FALLBACK, "fallback") /* a tracked socket left or never got the    \
+				    * redirect path (conn.reason) */            \
+	X(EV_CLOSED, "closed")     /* a tracked socket closed (conn.bytes:      \
+				    * redirected by it) */
+
+enum ring_event_kind { RING_EVENT_KINDS(NAMES_ENUM) EV__MAX };
+
+#ifndef __bpf__
+static const char *const ring_event_kind_names[EV__MAX] = { RING_EVENT_KINDS(NAMES_STR) };
+#endif
 
 struct ring_event {
 	__u64 ts_ns;   /* bpf_ktime_get_ns(): CLOCK_MONOTONIC */

@@ -9,15 +9,19 @@
 #include "event_ring.h"
 
 /* What a frame was, as far as XDP parsed it.  Every frame is passed. */
-enum frame_kind {
-	FK_IPV4,       /* counted per source */
-	FK_IPV6,       /* counted per source */
-	FK_VLAN,       /* 802.1Q / 802.1ad tagged: passed untouched */
-	FK_NON_IP,     /* ARP, LLDP, ...: passed untouched */
-	FK_TRUNCATED,  /* ends inside the Ethernet or IP header */
-	FK_MALFORMED,  /* IP header that can't be right (version, IHL) */
-	FK__MAX,
-};
+#define FRAME_KINDS(X)                                                          \
+	X(FK_IPV4, "ipv4")           /* counted per source */                   \
+	X(FK_IPV6, "ipv6")           /* counted per source */                   \
+	X(FK_VLAN, "vlan")           /* 802.1Q / 802.1ad tagged: passed */      \
+	X(FK_NON_IP, "non_ip")       /* ARP, LLDP, ...: passed untouched */     \
+	X(FK_TRUNCATED, "truncated") /* ends inside the Ethernet or IP header */ \
+	X(FK_MALFORMED, "malformed") /* IP header that can't be right */
+
+enum frame_kind { FRAME_KINDS(NAMES_ENUM) FK__MAX };
+
+#ifndef __bpf__
+static const char *const frame_kind_names[FK__MAX] = { FRAME_KINDS(NAMES_STR) };
+#endif
 
 /* Per-source key: IPv4 as v4-mapped IPv6, network order. */
 struct src_key {

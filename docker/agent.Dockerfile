@@ -3,17 +3,19 @@
 # (clang-19, libbpf-dev >= 1.4 and bpftool from bookworm-backports, as
 # `make deps` installs them on a host); the runtime stage carries the
 # binary and its shared libraries only.  libbpf1 >= 1.4 is not in bookworm
-# itself (1.1), hence backports in both stages, from whatever mirror the
-# base image's apt already uses.
+# itself (1.1), hence backports in both stages, from the mirror
+# scripts/apt-mirror.sh picks (APT_MIRROR, else the base image's own).
 ARG BASE_IMAGE=debian:bookworm
+ARG APT_MIRROR=
 
 FROM ${BASE_IMAGE} AS build
+ARG APT_MIRROR
+COPY scripts/apt-mirror.sh /usr/local/bin/
 RUN set -e; \
-    mirror=$(grep -hoE 'https?://[^ ]+/debian/?' /etc/apt/sources.list /etc/apt/sources.list.d/* 2>/dev/null | head -n 1); \
-    echo "deb ${mirror:-http://deb.debian.org/debian} bookworm-backports main" >/etc/apt/sources.list.d/backports.list; \
+    echo "deb $(NGX_SOCKMAP_MIRROR=$APT_MIRROR apt-mirror.sh) bookworm-backports main" >/etc/apt/sources.list.d/backports.list; \
     apt-get update -qq; \
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-        clang-19 llvm-19 libelf-dev zlib1g-dev libcgroup-dev libmicrohttpd-dev pkg-config make gcc libc6-dev; \
+        clang-19 llvm-19 libelf-dev zlib1g-dev libjson-c-dev libmicrohttpd-dev pkg-config make gcc libc6-dev; \
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
         -t bookworm-backports libbpf-dev bpftool linux-libc-dev
 WORKDIR /src
@@ -29,14 +31,15 @@ ARG NGX_SOCKMAP_VERSION=unknown
 RUN make -j"$(nproc)" VERSION="$NGX_SOCKMAP_VERSION" build/ngx-sockmap
 
 FROM ${BASE_IMAGE}
+ARG APT_MIRROR
+COPY scripts/apt-mirror.sh /usr/local/bin/
 RUN set -e; \
-    mirror=$(grep -hoE 'https?://[^ ]+/debian/?' /etc/apt/sources.list /etc/apt/sources.list.d/* 2>/dev/null | head -n 1); \
-    echo "deb ${mirror:-http://deb.debian.org/debian} bookworm-backports main" >/etc/apt/sources.list.d/backports.list; \
+    echo "deb $(NGX_SOCKMAP_MIRROR=$APT_MIRROR apt-mirror.sh) bookworm-backports main" >/etc/apt/sources.list.d/backports.list; \
     apt-get update -qq; \
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
         -t bookworm-backports libbpf1 libelf1; \
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-        zlib1g libcgroup2 libmicrohttpd12; \
+        zlib1g libjson-c5 libmicrohttpd12; \
     rm -rf /var/lib/apt/lists/*
 COPY --from=build /src/build/ngx-sockmap /usr/local/bin/ngx-sockmap
 COPY docker/agent-entrypoint.sh /usr/local/bin/ngx-sockmap-sidecar

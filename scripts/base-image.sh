@@ -34,16 +34,7 @@ if [ $FORCE = 0 ] && docker image inspect "$TAG" >/dev/null 2>&1; then
 	exit 0
 fi
 
-# The mirror this host's apt uses for bookworm (deb822 or one-line format):
-# the only archive we may assume is reachable.
-MIRROR=$(
-	{
-		grep -hs '^URIs:' /etc/apt/sources.list.d/*.sources | awk '{ print $2 }'
-		grep -hs '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list |
-			awk '{ for (i = 2; i <= NF; i++) if ($i ~ /^https?:/) { print $i; break } }'
-	} | grep -E '/debian/?$' | head -n 1
-)
-MIRROR=${MIRROR:-http://deb.debian.org/debian}
+MIRROR=$("$(dirname "$0")/apt-mirror.sh")
 
 ROOT=$(mktemp -d /var/tmp/ngx-sockmap-rootfs.XXXXXX)
 trap 'rm -rf "$ROOT"' EXIT

@@ -6,7 +6,7 @@
 set -eu
 [ "$(id -u)" = 0 ] || { echo "make deps installs packages: run it as root (sudo make deps)" >&2; exit 1; }
 
-PKGS="clang-19 llvm-19 libelf-dev zlib1g-dev libcgroup-dev libmicrohttpd-dev pkg-config make gcc
+PKGS="clang-19 llvm-19 libelf-dev zlib1g-dev libjson-c-dev libmicrohttpd-dev pkg-config make gcc
       nginx wrk curl iproute2 python3 procps util-linux kmod prometheus"
 BACKPORTS_PKGS="libbpf-dev bpftool linux-libc-dev"
 # The compose setup (docker-compose.yml, make compose-bench, its test):
@@ -37,7 +37,7 @@ if [ -n "$bp_missing" ] && [ "${VERSION_CODENAME:-}" = bookworm ] &&
 	echo "deps: adding bookworm-backports (libbpf >= 1.4, bpftool)"
 	cat >/etc/apt/sources.list.d/ngx-sockmap-backports.sources <<EOS
 Types: deb
-URIs: http://deb.debian.org/debian
+URIs: $("$(dirname "$0")/apt-mirror.sh")
 Suites: bookworm-backports
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg

@@ -16,11 +16,12 @@
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
-#include "commands.h"
+#include "cli.h"
+#include "counters.h"
 #include "log.h"
+#include "netaddr.h"
 #include "ring_reader.h"
 #include "state.h"
-#include "stats.h"
 #include "topk.h"
 
 #define TOP_SOURCES 5
@@ -72,7 +73,7 @@ struct top_view {
 	size_t map_len;
 	struct topk_window topk;  /* one tick per refresh */
 	unsigned int delay_ms;
-	struct stats_snapshot prev, now;
+	struct counters prev, now;
 	double prev_t, now_t;
 };
 
@@ -87,37 +88,20 @@ static double mono_now(void)
 /* Map an arena read-only.  Every process must map an arena at the address
  * and size of its first mapping, the agent's (kernel/bpf/arena.c,
  * arena_map_mmap): arena pointers are user addresses. */
-static const struct event_ring *map_ring(struct top_view *v, int i, int fd, unsigned long addr,
-					 unsigned long off)
+static const struct event_ring *map_ring(struct top_view *v, int i, int fd,
+					 const struct ring_place *at)
 {
 	void *p;
 
-	if (fd < 0 || !addr || off + sizeof(struct event_ring) > v->map_len)
+	if (fd < 0 || !at->addr || at->off + sizeof(struct event_ring) > v->map_len)
 		return NULL;
-	p = mmap((void *)addr, v->map_len, PROT_READ, MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
+	p = mmap((void *)at->addr, v->map_len, PROT_READ, MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
 	if (p == MAP_FAILED) {
 		pr_debug("mmap of arena %d: %s\n", i, strerror(errno));
 		return NULL;
 	}
 	v->map_base[i] = p;
-	return (const struct event_ring *)((char *)p + off);
-}
-
-static void human(char *buf, size_t len, double v, const char *unit)
-{
-	const char *pre[] = { "", "k", "M", "G", "T" };
-	int i = 0;
-
-	while (v >= 1000 && i < 4) {
-		v /= 1000;
-		i++;
-	}
-	snprintf(buf, len, i ? "%.1f %s%s" : "%.0f %s%s", v, pre[i], unit);
-}
-
-static double rate(__u64 now, __u64 prev, double dt)
-{
-	return dt > 0 && now >= prev ? (now - prev) / dt : 0;
+	return (const struct event_ring *)((char *)p + at->off);
 }
 
 static int cmp_ts(const void *a, const void *b)
@@ -129,14 +113,12 @@ static int cmp_ts(const void *a, const void *b)
 
 static void frame(FILE *o, struct top_view *v)
 {
-	const struct accel_stats *a = &v->now.sum, *p = &v->prev.sum;
-	double dt = v->now_t - v->prev_t;
 	struct ring_event ev[TOP_CONN_EVENTS + TOP_PKT_EVENTS];
 	struct src_rank top[TOP_SOURCES];
 	char b1[32], b2[32], line[160], addr[64];
-	int i, n, col;
 	time_t wall = time(NULL);
 	struct timespec mono;
+	int i, n;
 
 	clock_gettime(CLOCK_MONOTONIC, &mono);
 	strftime(b1, sizeof(b1), "%H:%M:%S", localtime(&wall));
@@ -145,41 +127,17 @@ static void frame(FILE *o, struct top_view *v)
 		 v->now.paused ? ", PAUSED" : "",
 		 v->info.selftest_blocked ? ", NOT accelerating (selftest)" : "");
 	fprintf(o, "%-*.*s%s\n", WIDTH - 9, WIDTH - 9, line, b1);
+	counters_print_top(o, &v->now, &v->prev, v->now_t - v->prev_t, WIDTH - 1);
+	fputs("\n", o);
 
-	human(b1, sizeof(b1), rate(a->redirected_msgs, p->redirected_msgs, dt), "msg/s");
-	human(b2, sizeof(b2), rate(a->redirected_bytes, p->redirected_bytes, dt), "B/s");
-	fprintf(o, "redirected %-14s %-14s", b1, b2);
-	human(b1, sizeof(b1), rate(a->tcp_msgs, p->tcp_msgs, dt), "msg/s");
-	fprintf(o, "tracked sockets via TCP %s\n", b1);
-	fprintf(o, "sockets %-8llu pairs %-10llu (+%.0f/s)  closed %llu\n",
-		(unsigned long long)(a->sockets_added > a->sockets_closed
-					     ? a->sockets_added - a->sockets_closed : 0),
-		(unsigned long long)a->pairs, rate(a->pairs, p->pairs, dt),
-		(unsigned long long)a->sockets_closed);
-	/* fallbacks: "name total(+delta)" wrapped at 80 columns */
-	col = fprintf(o, "fallbacks");
-	for (i = 0; i < FB__MAX; i++) {
-		n = snprintf(line, sizeof(line), " %s %llu", accel_fallback_names[i],
-			     (unsigned long long)a->fallbacks[i]);
-		if (a->fallbacks[i] > p->fallbacks[i])
-			n += snprintf(line + n, sizeof(line) - n, "(+%llu)",
-				      (unsigned long long)(a->fallbacks[i] - p->fallbacks[i]));
-		if (col + n > WIDTH - 1) {
-			fputs("\n         ", o);
-			col = 9;
-		}
-		col += fprintf(o, "%s", line);
-	}
-	fputs("\n\n", o);
-
-	if (v->m.src_stats_fd >= 0) {
+	if (v->m.fd[MAP_SRC_STATS] >= 0) {
 		snprintf(b1, sizeof(b1), "top sources, last %.0f s",
 			 topk_span(&v->topk) * v->delay_ms / 1000.0);
 		fprintf(o, "%-31s %14s %14s\n", b1, "packets", "bytes");
 		n = topk_top(&v->topk, false, top, TOP_SOURCES);
 		for (i = 0; i < n; i++) {
-			src_key_str(&top[i].key, addr, sizeof(addr));
-			human(b2, sizeof(b2), top[i].bytes, "B");
+			addr16_str(top[i].key.addr, addr, sizeof(addr));
+			human_bytes(b2, sizeof(b2), top[i].bytes);
 			fprintf(o, "  %-28.28s %14llu %14s\n", addr, (unsigned long long)top[i].packets,
 				b2);
 		}
@@ -209,14 +167,22 @@ static void sample(struct top_view *v)
 {
 	v->prev = v->now;
 	v->prev_t = v->now_t;
-	stats_read(&v->m, &v->now);
+	counters_read(&v->m, &v->now);
 	v->now_t = mono_now();
-	if (v->m.src_stats_fd >= 0)
-		topk_tick(&v->topk, v->m.src_stats_fd);
+	if (v->m.fd[MAP_SRC_STATS] >= 0)
+		topk_tick(&v->topk, v->m.fd[MAP_SRC_STATS]);
 }
 
-int cmd_top(unsigned int delay_ms, bool once)
+struct top_opts {
+	unsigned int delay_ms; /* refresh period */
+	bool once;             /* one frame, no terminal control */
+};
+
+static int do_top(void *opts)
 {
+	const struct top_opts *o = opts;
+	unsigned int delay_ms = o->delay_ms;
+	bool once = o->once;
 	bool tty = !once && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
 	struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -227,10 +193,8 @@ int cmd_top(unsigned int delay_ms, bool once)
 	char err[256], c;
 	int i, window;
 
-	if (geteuid() != 0) {
-		pr_warn("top reads BPF maps and needs root: try sudo ngx-sockmap top\n");
+	if (need_root("top"))
 		return EXIT_RUNTIME;
-	}
 	if (state_open(&v.m, &v.info, err, sizeof(err))) {
 		pr_warn("%s\n", err);
 		return EXIT_RUNTIME;
@@ -242,8 +206,8 @@ int cmd_top(unsigned int delay_ms, bool once)
 	}
 	v.delay_ms = delay_ms;
 	v.map_len = (size_t)RING_ARENA_PAGES * sysconf(_SC_PAGESIZE);
-	v.ring[0] = map_ring(&v, 0, v.m.conn_arena_fd, v.info.conn_arena_addr, v.info.conn_ring_off);
-	v.ring[1] = map_ring(&v, 1, v.m.pkt_arena_fd, v.info.pkt_arena_addr, v.info.pkt_ring_off);
+	v.ring[0] = map_ring(&v, 0, v.m.fd[MAP_CONN_ARENA], &v.info.rings[RING_CONN]);
+	v.ring[1] = map_ring(&v, 1, v.m.fd[MAP_PKT_ARENA], &v.info.rings[RING_PKT]);
 	/* the window covers TOPK_WINDOW_SEC whatever the refresh period */
 	window = TOPK_WINDOW_SEC * 1000 / delay_ms;
 	topk_init(&v.topk, window < 1 ? 1 : window > TOPK_WINDOW_MAX ? TOPK_WINDOW_MAX : window);
@@ -296,3 +260,51 @@ int cmd_top(unsigned int delay_ms, bool once)
 	state_close(&v.m);
 	return 0;
 }
+
+static error_t top_parse(int key, char *arg, struct argp_state *state)
+{
+	struct top_opts *o = state->input;
+	char *end;
+	double d;
+
+	switch (key) {
+	case '1':
+		o->once = true;
+		return 0;
+	case 'd':
+		d = strtod(arg, &end);
+		if (!*arg || *end || !(d >= 0.2 && d <= 60))
+			usage_error(state, "--delay: '%s' is not a number of seconds from 0.2 to 60", arg);
+		o->delay_ms = (unsigned int)(d * 1000);
+		return 0;
+	default:
+		return cli_parse_common(key, arg, state);
+	}
+}
+
+static const struct argp_option top_options[] = {
+	{ "delay", 'd', "SECS", 0, "refresh every SECS seconds (default 1; 0.2 to 60)", 0 },
+	{ "once", '1', NULL, 0,
+	  "print one frame (rates over one refresh period) and exit; for scripts and logs", 0 },
+	{ 0 },
+};
+
+static struct top_opts top_opts = { .delay_ms = 1000 };
+
+const struct command cmd_top = {
+	.name = "top",
+	.summary = "live view: redirect rate, fallbacks, top sources, recent events",
+	.doc = "Live view of the running agent, refreshed every second, 80 columns: the "
+	       "data plane's counters (rates of the ones that only grow), the top "
+	       "sources of the last 10 s (with --xdp), and the newest events of the arena "
+	       "rings (pairs, fallbacks, closes with the bytes each socket redirected; sampled "
+	       "packets), read in place from the agent's maps. q or Ctrl-C quits.\n"
+	       "\n"
+	       "EXAMPLES:\n"
+	       "  sudo ngx-sockmap top\n"
+	       "  sudo ngx-sockmap top --once -d 5 > snapshot.txt",
+	.options = top_options,
+	.parse = top_parse,
+	.opts = &top_opts,
+	.handler = do_top,
+};

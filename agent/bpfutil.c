@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "bpfutil.h"
+
+void percpu_fold_u64(const __u64 *per, int ncpu, size_t n_u64, __u64 *sum)
+{
+	size_t j;
+	int i;
+
+	memset(sum, 0, n_u64 * sizeof(*sum));
+	for (i = 0; i < ncpu; i++)
+		for (j = 0; j < n_u64; j++)
+			sum[j] += per[(size_t)i * n_u64 + j];
+}
+
+int percpu_sum_u64(int map_fd, const void *key, __u64 *sum, size_t n_u64)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u64 *per;
+
+	memset(sum, 0, n_u64 * sizeof(*sum));
+	if (ncpu <= 0)
+		return ncpu ? ncpu : -EINVAL;
+	/* the kernel copies each CPU's value rounded up to 8 bytes: these
+	 * values are whole __u64s already */
+	per = calloc((size_t)ncpu * n_u64, sizeof(*per));
+	if (!per)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(map_fd, key, per)) {
+		free(per);
+		return -errno;
+	}
+	percpu_fold_u64(per, ncpu, n_u64, sum);
+	free(per);
+	return 0;
+}
+
+__u32 map_id(int fd)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	return bpf_map_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+}
+
+int map_open_by_id(__u32 id, const char *name)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	int fd;
+
+	fd = bpf_map_get_fd_by_id(id);
+	if (fd < 0)
+		return -errno;
+	if (bpf_map_get_info_by_fd(fd, &info, &len) || strncmp(info.name, name, sizeof(info.name))) {
+		close(fd);
+		return -ENOENT;
+	}
+	return fd;
+}
+
+long map_count_entries(int fd, size_t key_size)
+{
+	unsigned char key[64], next[64];
+	void *prev = NULL;
+	long n = 0;
+
+	if (fd < 0 || key_size > sizeof(key))
+		return -1;
+	while (bpf_map_get_next_key(fd, prev, next) == 0) {
+		memcpy(key, next, key_size);
+		prev = key;
+		if (++n > 10 * 1000 * 1000)
+			break;
+	}
+	return n;
+}
+
+void arena_place(const struct bpf_map *arena, const void *global, unsigned long *addr,
+		 unsigned long *off)
+{
+	size_t size = 0;
+	const char *base = bpf_map__initial_value((struct bpf_map *)arena, &size);
+
+	*addr = *off = 0;
+	if (!base || (const char *)global < base || (const char *)global >= base + size)
+		return;
+	*addr = (unsigned long)base;
+	*off = (const char *)global - base;
+}
+
+int object_progs(const struct bpf_object *obj, struct prog_ref *out, int max)
+{
+	struct bpf_program *prog;
+	int n = 0;
+
+	bpf_object__for_each_program(prog, obj) {
+		if (n < max)
+			out[n++] = (struct prog_ref){ bpf_program__name(prog), bpf_program__fd(prog) };
+	}
+	return n;
+}

@@ -1,0 +1,380 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * `ngx-sockmap run`: its options, then resolve targets -> probe -> lock ->
+ * self-test -> load -> attach -> serve (runtime.c) until SIGINT/SIGTERM ->
+ * tear down.  One exit path.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cli.h"
+#include "log.h"
+#include "options.h"
+#include "paths.h"
+#include "runtime.h"
+#include "selftest.h"
+
+/* ---- options ---- */
+
+enum {
+	OPT_PID_FILE = 1000, OPT_PORTS, OPT_PIN, OPT_NO_FOLLOW, OPT_SHORT_CONN, OPT_XDP,
+	OPT_XDP_SAMPLE, OPT_METRICS,
+};
+
+static const struct argp_option run_options[] = {
+	{ "cgroup", 'c', "PATH", 0,
+	  "cgroup v2 directory to attach to (absolute, or relative to the cgroup v2 mount); "
+	  "repeatable", 0 },
+	{ "nginx-pid", 'p', "PID", 0, "attach to the cgroup of this process; repeatable", 0 },
+	{ "nginx-pid-file", OPT_PID_FILE, "FILE", 0,
+	  "attach to the cgroup of the pid in FILE (default with no target: " DEFAULT_PID_FILE ")",
+	  0 },
+	{ "ports", OPT_PORTS, "LIST", 0,
+	  "track only connections with a local or remote port in LIST, e.g. 80,8000-8100 "
+	  "(default: all ports)", 0 },
+	{ "pin", OPT_PIN, NULL, 0,
+	  "keep the data plane attached after the agent exits (pinned in " PIN_DIR "); "
+	  "a later 'run --pin' adopts it, 'detach' removes it", 0 },
+	{ "no-follow", OPT_NO_FOLLOW, NULL, 0,
+	  "attach only to the named cgroups; by default the cgroups of local processes "
+	  "connected to them (upstreams, local clients) are followed and attached too", 0 },
+	{ "short-conn", OPT_SHORT_CONN, "MSGS", 0,
+	  "don't track new connections on a server port whose connections average fewer "
+	  "than MSGS sends per socket (learned; 1 in 16 still sampled). Default 4; "
+	  "0 tracks every connection", 0 },
+	{ "xdp", OPT_XDP, "IFACE", 0,
+	  "count packets per source on IFACE with an XDP observer (native mode where the "
+	  "driver has it, else generic; always passes); repeatable", 0 },
+	{ "xdp-sample", OPT_XDP_SAMPLE, "N", 0,
+	  "put 1 frame in N (a power of two; default 64, 0: none) into the event ring "
+	  "that 'ngx-sockmap top' shows", 0 },
+	{ "metrics", OPT_METRICS, "ADDR:PORT", 0,
+	  "serve Prometheus /metrics and /healthz here (default " DEFAULT_METRICS_ADDR
+	  "; 'off' to disable; all interfaces only if you say 0.0.0.0)", 0 },
+	{ 0 },
+};
+
+static error_t run_parse(int key, char *arg, struct argp_state *state)
+{
+	struct run_opts *o = state->input;
+	char err[256];
+	long v;
+
+	switch (key) {
+	case ARGP_KEY_INIT:
+		/* the default listen address, parsed like a user's */
+		if (!o->metrics_addr_len && parse_listen(DEFAULT_METRICS_ADDR, &o->metrics_addr,
+							 &o->metrics_addr_len, err, sizeof(err)))
+			usage_error(state, "%s", err);
+		break;
+	case 'c':
+		if (o->n_cgroups >= MAX_TARGETS)
+			usage_error(state, "too many --cgroup (max %d)", MAX_TARGETS);
+		o->cgroups[o->n_cgroups++] = arg;
+		break;
+	case 'p':
+		v = parse_pid(arg);
+		if (v < 0)
+			usage_error(state, "--nginx-pid: '%s' is not a process id", arg);
+		if (o->n_pids >= MAX_TARGETS)
+			usage_error(state, "too many --nginx-pid (max %d)", MAX_TARGETS);
+		o->pids[o->n_pids++] = v;
+		break;
+	case OPT_PID_FILE:
+		o->pid_file = arg;
+		break;
+	case OPT_PORTS:
+		if (parse_ports(arg, &o->ports, err, sizeof(err)))
+			usage_error(state, "--ports: %s", err);
+		break;
+	case OPT_PIN:
+		o->pin = true;
+		break;
+	case OPT_NO_FOLLOW:
+		o->follow = false;
+		break;
+	case OPT_XDP:
+		if (strlen(arg) >= 16)
+			usage_error(state, "--xdp: interface name '%.40s' is longer than 15 characters",
+				    arg);
+		if (o->n_xdp >= MAX_TARGETS)
+			usage_error(state, "too many --xdp (max %d)", MAX_TARGETS);
+		o->xdp_ifaces[o->n_xdp++] = arg;
+		break;
+	case OPT_METRICS:
+		o->metrics = strcmp(arg, "off") != 0;
+		if (o->metrics && parse_listen(arg, &o->metrics_addr, &o->metrics_addr_len, err,
+					       sizeof(err)))
+			usage_error(state, "--metrics: %s", err);
+		break;
+	case OPT_XDP_SAMPLE:
+		v = parse_sample_every(arg);
+		if (v < 0)
+			usage_error(state, "--xdp-sample: '%s' is not 0 or a power of two up to 65536",
+				    arg);
+		o->xdp_sample = v;
+		break;
+	case OPT_SHORT_CONN: {
+		char *end;
+		unsigned long n = strtoul(arg, &end, 10);
+
+		if (!*arg || *end || n > 1000000)
+			usage_error(state, "--short-conn: '%s' is not a count of messages (0-1000000)",
+				    arg);
+		o->short_conn_msgs = n;
+		break;
+	}
+	default:
+		return cli_parse_common(key, arg, state);
+	}
+	return 0;
+}
+
+/* ---- set-up steps ---- */
+
+static void format_addr(const struct sockaddr_storage *ss, char *buf, size_t len)
+{
+	char host[INET6_ADDRSTRLEN] = "?";
+
+	if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *a = (const void *)ss;
+
+		inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof(host));
+		snprintf(buf, len, "[%s]:%u", host, ntohs(a->sin6_port));
+	} else {
+		const struct sockaddr_in *a = (const void *)ss;
+
+		inet_ntop(AF_INET, &a->sin_addr, host, sizeof(host));
+		snprintf(buf, len, "%s:%u", host, ntohs(a->sin_port));
+	}
+}
+
+/* Check this kernel's redirect path before trusting it with nginx's bytes.
+ * Returns whether the slow-reader fallback is safe here; a failure that
+ * can corrupt data sets info->selftest_blocked. */
+static bool run_selftest(const char *mnt, struct agent_info *info)
+{
+	struct selftest_report report;
+	int i;
+
+	if (selftest_run(mnt, &report)) {
+		pr_warn("selftest could not run; accelerating without it\n");
+		return false;
+	}
+	for (i = 0; i < SELFTEST_CHECKS; i++) {
+		struct selftest_line *l = &info->selftest[info->n_selftest++];
+		const struct selftest_check *ck = &report.checks[i];
+
+		snprintf(l->name, sizeof(l->name), "%s", ck->name);
+		snprintf(l->result, sizeof(l->result), "%s", selftest_result_name(ck->result));
+		snprintf(l->detail, sizeof(l->detail), "%s",
+			 ck->result == ST_FAIL && ck->detail[0] ? ck->detail : ck->what);
+		if (ck->result == ST_FAIL)
+			pr_warn("selftest %s: %s (%s)\n", ck->name, l->detail,
+				ck->critical ? "critical: acceleration disabled" : "reported, not critical");
+	}
+	info->selftest_blocked = report.critical_failure;
+	return report.ran && report.slow_reader_fallback_safe;
+}
+
+/* The XDP observer and its ring (--xdp). */
+static int start_observer(struct runtime *rt, const struct run_opts *o)
+{
+	char err[256];
+	int i;
+
+	if (observer_start(&rt->xdp, o->xdp_ifaces, o->n_xdp, o->xdp_sample, err, sizeof(err))) {
+		pr_warn("%s\n", err);
+		return -1;
+	}
+	observer_maps(&rt->xdp, &rt->maps);
+	observer_ring_place(&rt->xdp, &rt->info.rings[RING_PKT].addr, &rt->info.rings[RING_PKT].off);
+	if (feed_add(&rt->feed, FEED_PKT, observer_ring(&rt->xdp),
+		     observer_ring_wakeups_fd(&rt->xdp)) ||
+	    topk_init(&rt->topk, TOPK_WINDOW_SEC)) {
+		pr_warn("reading the XDP event ring: %s\n", strerror(errno));
+		return -1;
+	}
+	rt->msrc.xdp = &rt->xdp;
+	rt->msrc.topk = &rt->topk;
+	for (i = 0; i < rt->xdp.n_ifaces; i++) {
+		snprintf(rt->info.xdp[i].name, sizeof(rt->info.xdp[i].name), "%s",
+			 rt->xdp.ifaces[i].name);
+		snprintf(rt->info.xdp[i].mode, sizeof(rt->info.xdp[i].mode), "%s",
+			 rt->xdp.ifaces[i].mode);
+	}
+	rt->info.n_xdp = rt->xdp.n_ifaces;
+	return 0;
+}
+
+static void print_ready(const struct runtime *rt, bool pin)
+{
+	int i;
+
+	printf("ready: attached to %d cgroup%s%s%s\n", rt->dp.n_targets,
+	       rt->dp.n_targets == 1 ? "" : "s", pin ? " (pinned)" : "",
+	       rt->info.selftest_blocked ? ", NOT accelerating: kernel self-test failed" : "");
+	for (i = 0; i < rt->dp.n_targets; i++)
+		printf("  %s (%s)\n", rt->dp.targets[i].path, rt->dp.targets[i].reason);
+	fflush(stdout);
+}
+
+static int do_run(void *opts)
+{
+	static struct runtime runtime; /* big: keep it off the stack */
+	const struct run_opts *o = opts;
+	struct cg_target targets[MAX_TARGETS];
+	struct dataplane_params params = {
+		.ports_all = o->ports.all,
+		.port_bits = o->ports.bits,
+		.short_conn_msgs = o->short_conn_msgs,
+		.pin = o->pin,
+	};
+	char err[PATH_MAX + 256] = "";
+	struct runtime *rt = &runtime;
+	int lock_fd = -1, other = 0, n = 0, i, rc = EXIT_RUNTIME;
+	sigset_t mask;
+
+	if (need_root("run"))
+		return EXIT_RUNTIME;
+	if (cg2_mount(rt->mnt, sizeof(rt->mnt))) {
+		pr_warn("cgroup v2 is not mounted: mount -t cgroup2 none /sys/fs/cgroup\n");
+		return EXIT_RUNTIME;
+	}
+	if (targets_resolve(o, rt->mnt, targets, &n, err, sizeof(err))) {
+		pr_warn("%s\n", err);
+		return EXIT_RUNTIME;
+	}
+	if (dataplane_probe_kernel(err, sizeof(err))) {
+		pr_warn("%s\n", err);
+		return EXIT_RUNTIME;
+	}
+	lock_fd = state_lock(&other);
+	if (lock_fd < 0) {
+		if (lock_fd == -EBUSY)
+			pr_warn("another ngx-sockmap agent is running (pid %d); one agent per host\n", other);
+		else
+			pr_warn("cannot create %s: %s\n", run_dir(), strerror(-lock_fd));
+		return EXIT_RUNTIME;
+	}
+	agent_maps_init(&rt->maps);
+	rt->follow = o->follow;
+	rt->ports = &o->ports;
+	rt->msrc.maps = &rt->maps;
+	rt->msrc.info = &rt->info;
+	if (!o->pin && dataplane_pinned_exists()) {
+		pr_warn("a pinned data plane exists in %s: adopt it with --pin or remove it with 'ngx-sockmap detach'\n",
+			PIN_DIR);
+		goto out;
+	}
+	if (observer_check_ifaces(o->xdp_ifaces, o->n_xdp, err, sizeof(err))) {
+		pr_warn("%s\n", err);
+		goto out;
+	}
+	/* Bind the metrics port before anything is attached: a port in use
+	 * must fail with nothing to undo. */
+	if (o->metrics) {
+		if (metrics_start(&rt->metrics, (const struct sockaddr *)&o->metrics_addr,
+				  o->metrics_addr_len, &rt->msrc, err, sizeof(err))) {
+			char a[64] = "";
+
+			format_addr(&o->metrics_addr, a, sizeof(a));
+			pr_warn("%s: %s\n", err, a);
+			goto out;
+		}
+		format_addr(&o->metrics_addr, rt->info.metrics, sizeof(rt->info.metrics));
+	}
+
+	/* Signals are taken through a signalfd in runtime_serve(); block them
+	 * now so a SIGTERM during set-up is not lost (or fatal) either. */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	params.slow_reader_fallback = run_selftest(rt->mnt, &rt->info);
+	if (dataplane_load(&rt->dp, &params))
+		goto out;
+	dataplane_maps(&rt->dp, &rt->maps);
+	rt->msrc.dp = &rt->dp;
+	if (rt->info.selftest_blocked && dataplane_set_paused(rt->maps.fd[MAP_CONFIG], true))
+		goto out;
+	if (feed_add(&rt->feed, FEED_CONN, dataplane_ring(&rt->dp),
+		     dataplane_ring_wakeups_fd(&rt->dp))) {
+		pr_warn("reading the data plane's event ring: %s\n", strerror(errno));
+		goto out;
+	}
+	rt->msrc.feed = &rt->feed;
+	dataplane_ring_place(&rt->dp, &rt->info.rings[RING_CONN].addr,
+			     &rt->info.rings[RING_CONN].off);
+	if (dataplane_attach_msg(&rt->dp))
+		goto out;
+	for (i = 0; i < n; i++) {
+		if (dataplane_attach_cgroup(&rt->dp, &targets[i], err, sizeof(err))) {
+			pr_warn("%s\n", err);
+			goto out;
+		}
+	}
+	if (o->n_xdp && start_observer(rt, o))
+		goto out;
+
+	rt->info.pid = getpid();
+	rt->info.pinned = o->pin;
+	runtime_publish(rt);
+	print_ready(rt, o->pin);
+	rc = runtime_serve(rt) ? EXIT_RUNTIME : 0;
+out:
+	feed_stop(&rt->feed);
+	topk_free(&rt->topk);
+	if (observer_running(&rt->xdp))
+		observer_stop(&rt->xdp);
+	metrics_stop(&rt->metrics);
+	dataplane_destroy(&rt->dp);
+	state_remove(lock_fd);
+	if (o->pin && rc == 0)
+		pr_info("data plane stays pinned in %s; remove with 'ngx-sockmap detach'\n", PIN_DIR);
+	return rc;
+}
+
+static struct run_opts run_opts = {
+	.ports.all = true,
+	.follow = true,
+	.short_conn_msgs = 4,
+	.xdp_sample = 64,
+	.metrics = true,
+};
+
+const struct command cmd_run = {
+	.name = "run",
+	.summary = "attach to Nginx's cgroup(s) and accelerate until stopped",
+	.doc = "Attach the sockmap data plane and stay in the foreground until SIGINT or "
+	       "SIGTERM (exit 0). Prints a line starting with \"ready\" once attached.\n"
+	       "\n"
+	       "Sockets in the named cgroups are tracked; a send is redirected to the peer "
+	       "socket only when both ends are tracked on this host and proven to be the two "
+	       "ends of one connection. Everything else uses TCP, unchanged.\n"
+	       "\n"
+	       "Local peers are followed: every 2 s the agent looks (sock_diag) for local "
+	       "processes connected to the tracked cgroups and attaches to their cgroups "
+	       "too (never the root cgroup); new connections with them are accelerated.\n"
+	       "\n"
+	       "Without --pin nothing stays attached after exit: connections opened while "
+	       "the agent ran keep their acceleration until they close, new ones use TCP.\n"
+	       "\n"
+	       "EXAMPLES:\n"
+	       "  ngx-sockmap run\n"
+	       "  ngx-sockmap run -p $(cat /run/nginx.pid) -c /sys/fs/cgroup/upstream.slice\n"
+	       "  ngx-sockmap run --nginx-pid-file /var/run/nginx.pid --ports 80,443 -v"
+	       "\vOPTIONS above; exit status 0 on a clean stop, 1 on a runtime error, 2 on a "
+	       "usage error.",
+	.options = run_options,
+	.parse = run_parse,
+	.opts = &run_opts,
+	.handler = do_run,
+};

@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <errno.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <json-c/json.h>
+#include "bpfutil.h"
+#include "counters.h"
+
+static const char *const map_names[CM__MAX] = {
+	[CM_SOCK_HASH] = "sock_hash", [CM_ENDPOINTS] = "endpoints",
+};
+
+#define AT(field) offsetof(struct counters, field)
+#define ONE NULL, NULL, 1
+
+/* Names follow Prometheus conventions: ngx_sockmap_ prefix, counters end
+ * in _total, sizes in _bytes.  The README's metrics table lists them. */
+const struct counter_def counter_table[] = {
+	{ "sockets", "ngx_sockmap_sockets", CT_GAUGE, CU_COUNT,
+	  "TCP sockets tracked now", ONE, AT(sockets_now) },
+	{ "sockets_total", "ngx_sockmap_sockets_tracked_total", CT_COUNTER, CU_COUNT,
+	  "TCP sockets tracked since start", ONE, AT(sum.sockets_added) },
+	{ "pairs", "ngx_sockmap_pairs_total", CT_COUNTER, CU_COUNT,
+	  "connections paired on this host", ONE, AT(sum.pairs) },
+	{ "pairs_active", "ngx_sockmap_pairs_active", CT_GAUGE, CU_COUNT,
+	  "paired connections still open", ONE, AT(pairs_active) },
+	{ "redirected_msgs", "ngx_sockmap_redirected_messages_total", CT_COUNTER, CU_COUNT,
+	  "sends handed straight to the peer socket", ONE, AT(sum.redirected_msgs) },
+	{ "redirected_bytes", "ngx_sockmap_redirected_bytes_total", CT_COUNTER, CU_BYTES,
+	  "bytes that skipped TCP (not in ss -ti, tcpdump)", ONE,
+	  AT(sum.redirected_bytes) },
+	{ "tcp_msgs", "ngx_sockmap_tcp_messages_total", CT_COUNTER, CU_COUNT,
+	  "sends of tracked sockets that went through TCP", ONE, AT(sum.tcp_msgs) },
+	{ "tcp_bytes", "ngx_sockmap_tcp_bytes_total", CT_COUNTER, CU_BYTES,
+	  "bytes of tracked sockets that went through TCP", ONE, AT(sum.tcp_bytes) },
+	{ "fallbacks", "ngx_sockmap_fallbacks_total", CT_COUNTER, CU_COUNT,
+	  "sockets sent to TCP for good, by first reason", "reason", fallback_names,
+	  FB__MAX, AT(sum.fallbacks) },
+	{ "paused", "ngx_sockmap_paused", CT_BOOL, CU_COUNT,
+	  "new connections are not tracked (pause, selftest)", ONE,
+	  AT(paused) },
+	{ "maps", NULL, CT_GAUGE, CU_COUNT, "entries in the data plane's maps", "map", map_names,
+	  CM__MAX, AT(map_entries) },
+};
+const unsigned int counter_table_len = sizeof(counter_table) / sizeof(counter_table[0]);
+
+static __u64 gauge(__u64 added, __u64 removed)
+{
+	return added > removed ? added - removed : 0;
+}
+
+int counters_read(const struct agent_maps *m, struct counters *c)
+{
+	struct accel_config cfg = {};
+	__u32 zero = 0;
+	int err;
+
+	memset(c, 0, sizeof(*c));
+	err = percpu_sum_u64(m->fd[MAP_STATS], &zero, (__u64 *)&c->sum,
+			     sizeof(c->sum) / sizeof(__u64));
+	if (err)
+		return err;
+	if (!bpf_map_lookup_elem(m->fd[MAP_CONFIG], &zero, &cfg))
+		c->paused = !!cfg.paused;
+	c->sockets_now = gauge(c->sum.sockets_added, c->sum.sockets_closed);
+	/* both ends of a pair count in paired_closed */
+	c->pairs_active = (gauge(2 * c->sum.pairs, c->sum.paired_closed) + 1) / 2;
+	c->map_entries[CM_SOCK_HASH] = map_count_entries(m->fd[MAP_SOCK_HASH], sizeof(__u64));
+	c->map_entries[CM_ENDPOINTS] =
+		map_count_entries(m->fd[MAP_ENDPOINTS], sizeof(struct sock_key));
+	return 0;
+}
+
+__u64 counter_value(const struct counters *c, const struct counter_def *d, unsigned int i)
+{
+	return ((const __u64 *)((const char *)c + d->off))[i];
+}
+
+void human_bytes(char *buf, size_t len, double v)
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	int u = 0;
+
+	while (v >= 1024 && u < 4) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, len, u ? "%.1f %s" : "%.0f %s", v, unit[u]);
+}
+
+static void value_text(char *buf, size_t len, const struct counter_def *d, __u64 v)
+{
+	if (d->type == CT_BOOL)
+		snprintf(buf, len, "%s", v ? "yes" : "no");
+	else if (d->unit == CU_BYTES)
+		human_bytes(buf, len, v);
+	else
+		snprintf(buf, len, "%llu", (unsigned long long)v);
+}
+
+void counters_print_text(FILE *out, const struct counters *c)
+{
+	const struct counter_def *d;
+	unsigned int t, i;
+	char v[32];
+
+	for (t = 0; t < counter_table_len; t++) {
+		d = &counter_table[t];
+		if (!d->label) {
+			value_text(v, sizeof(v), d, counter_value(c, d, 0));
+			fprintf(out, "%-17s %10s  %s\n", d->key, v, d->help);
+			continue;
+		}
+		fprintf(out, "%-28s  %s\n", d->key, d->help);
+		for (i = 0; i < d->n; i++) {
+			value_text(v, sizeof(v), d, counter_value(c, d, i));
+			fprintf(out, "  %-15s %10s\n", d->label_values[i], v);
+		}
+	}
+}
+
+static json_object *json_value(const struct counter_def *d, __u64 v)
+{
+	return d->type == CT_BOOL ? json_object_new_boolean(v != 0)
+				  : json_object_new_uint64(v);
+}
+
+void counters_add_json(json_object *obj, const struct counters *c)
+{
+	const struct counter_def *d;
+	unsigned int t, i;
+	json_object *vec;
+
+	for (t = 0; t < counter_table_len; t++) {
+		d = &counter_table[t];
+		if (!d->label) {
+			json_object_object_add(obj, d->key, json_value(d, counter_value(c, d, 0)));
+			continue;
+		}
+		vec = json_object_new_object();
+		for (i = 0; i < d->n; i++)
+			json_object_object_add(vec, d->label_values[i],
+					       json_value(d, counter_value(c, d, i)));
+		json_object_object_add(obj, d->key, vec);
+	}
+}
+
+void counters_print_prometheus(FILE *out, const struct counters *c)
+{
+	const struct counter_def *d;
+	unsigned int t, i;
+
+	for (t = 0; t < counter_table_len; t++) {
+		d = &counter_table[t];
+		if (!d->metric)
+			continue;
+		fprintf(out, "# HELP %s %s.\n# TYPE %s %s\n", d->metric, d->help, d->metric,
+			d->type == CT_COUNTER ? "counter" : "gauge");
+		for (i = 0; i < d->n; i++) {
+			if (d->label)
+				fprintf(out, "%s{%s=\"%s\"} %llu\n", d->metric, d->label,
+					d->label_values[i], (unsigned long long)counter_value(c, d, i));
+			else
+				fprintf(out, "%s %llu\n", d->metric,
+					(unsigned long long)counter_value(c, d, i));
+		}
+	}
+}
+
+/* "1.2 k/s", "3.4 MB/s": decimal prefixes for rates, as top(1) does */
+static void rate_text(char *buf, size_t len, double v, enum counter_unit u)
+{
+	const char *pre[] = { "", "k", "M", "G", "T" };
+	int i = 0;
+
+	while (v >= 1000 && i < 4) {
+		v /= 1000;
+		i++;
+	}
+	if (u == CU_BYTES)
+		snprintf(buf, len, i ? "%.1f %sB/s" : "%.0f B/s", v, pre[i]);
+	else
+		snprintf(buf, len, i ? "%.1f%s/s" : "%.0f/s", v, pre[i]);
+}
+
+/* Print item at the current column, wrapping to an indented line. */
+static void flow(FILE *out, int *col, int width, const char *item)
+{
+	int n = strlen(item);
+
+	if (*col > 0 && *col + 2 + n > width) {
+		fputs("\n", out);
+		*col = 0;
+	}
+	*col += fprintf(out, "%s%s", *col ? "  " : "", item);
+}
+
+/* One vector on its own line(s): "name label total(+delta) ...". */
+static void top_vector(FILE *out, const struct counter_def *d, const struct counters *now,
+		       const struct counters *prev, int width)
+{
+	char item[96];
+	unsigned int i;
+	int col;
+	__u64 a, b;
+
+	col = fprintf(out, "%s", d->key);
+	for (i = 0; i < d->n; i++) {
+		a = counter_value(now, d, i);
+		b = counter_value(prev, d, i);
+		if (a > b)
+			snprintf(item, sizeof(item), "%s %llu(+%llu)", d->label_values[i],
+				 (unsigned long long)a, (unsigned long long)(a - b));
+		else
+			snprintf(item, sizeof(item), "%s %llu", d->label_values[i], (unsigned long long)a);
+		flow(out, &col, width, item);
+	}
+	fputs("\n", out);
+}
+
+void counters_print_top(FILE *out, const struct counters *now, const struct counters *prev,
+			double dt, int width)
+{
+	const struct counter_def *d;
+	char item[96], v[32];
+	unsigned int t;
+	int col = 0;
+	__u64 a, b;
+
+	/* scalars flow together, counters as rates; vectors after them */
+	for (t = 0; t < counter_table_len; t++) {
+		d = &counter_table[t];
+		if (!d->metric || d->label)
+			continue;
+		a = counter_value(now, d, 0);
+		if (d->type == CT_COUNTER) {
+			b = counter_value(prev, d, 0);
+			rate_text(v, sizeof(v), dt > 0 && a >= b ? (a - b) / dt : 0, d->unit);
+		} else {
+			value_text(v, sizeof(v), d, a);
+		}
+		snprintf(item, sizeof(item), "%s %s", d->key, v);
+		flow(out, &col, width, item);
+	}
+	if (col)
+		fputs("\n", out);
+	for (t = 0; t < counter_table_len; t++) {
+		d = &counter_table[t];
+		if (d->metric && d->label)
+			top_vector(out, d, now, prev, width);
+	}
+}

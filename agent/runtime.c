@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+#include "counters.h"
+#include "follow.h"
+#include "log.h"
+#include "paths.h"
+#include "runtime.h"
+
+#define TICK_SEC 1          /* event rings' stragglers, top-K window */
+#define FOLLOW_EVERY_TICKS 2
+#define SUMMARY_EVERY_SEC 10
+
+void runtime_publish(struct runtime *rt)
+{
+	rt->info.n_cgroups = rt->dp.n_targets;
+	memcpy(rt->info.cgroups, rt->dp.targets, sizeof(rt->dp.targets[0]) * rt->dp.n_targets);
+	if (state_write(&rt->info, &rt->maps))
+		pr_warn("writing %s/agent.state failed: status will not find this agent\n", run_dir());
+}
+
+/* -v: one line of progress every SUMMARY_EVERY_SEC. */
+static void log_summary(const struct runtime *rt)
+{
+	struct counters c;
+
+	if (counters_read(&rt->maps, &c))
+		return;
+	pr_info("sockets %llu, pairs %llu, redirected %llu msgs / %llu bytes, via TCP %llu msgs\n",
+		(unsigned long long)c.sockets_now, (unsigned long long)c.sum.pairs,
+		(unsigned long long)c.sum.redirected_msgs,
+		(unsigned long long)c.sum.redirected_bytes, (unsigned long long)c.sum.tcp_msgs);
+}
+
+/* Attach to the cgroups of local peers of what we track. */
+static void follow_peers(struct runtime *rt)
+{
+	struct follow_candidate cand[16];
+	char err[PATH_MAX + 256];
+	int n, i, added = 0;
+
+	n = follow_scan(rt->mnt, rt->dp.targets, rt->dp.n_targets, rt->ports, cand, 16);
+	if (n < 0) {
+		pr_debug("follow: scan failed: %s\n", strerror(-n));
+		return;
+	}
+	for (i = 0; i < n && rt->dp.n_targets < MAX_TARGETS; i++) {
+		if (dataplane_attach_cgroup(&rt->dp, &cand[i].target, err, sizeof(err))) {
+			pr_warn("follow: %s\n", err);
+			continue;
+		}
+		printf("following %s (%s)\n", cand[i].target.path, cand[i].target.reason);
+		added++;
+	}
+	if (added) {
+		fflush(stdout);
+		runtime_publish(rt);
+	}
+}
+
+static void tick(struct runtime *rt, uint64_t n)
+{
+	static uint64_t ticks;
+
+	feed_drain(&rt->feed);
+	if (observer_running(&rt->xdp))
+		topk_tick(&rt->topk, rt->maps.fd[MAP_SRC_STATS]);
+	ticks += n;
+	if (rt->follow && ticks % FOLLOW_EVERY_TICKS == 0)
+		follow_peers(rt);
+}
+
+static void watch(int ep, int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
+
+	if (fd >= 0)
+		epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
+}
+
+/* A periodic timerfd: first after first_sec (0: at once), then every
+ * every_sec. */
+static int timer(time_t first_sec, time_t every_sec)
+{
+	/* an all-zero it_value disarms the timer: "at once" is 1 ns */
+	struct itimerspec its = { .it_interval = { every_sec, 0 },
+				  .it_value = { first_sec, first_sec ? 0 : 1 } };
+	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+
+	if (fd >= 0 && timerfd_settime(fd, 0, &its, NULL)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* One epoll loop: signals, the tick (rings, top-K, following and
+ * libmicrohttpd's timeouts), ring wake-ups, metrics connections, and the
+ * -v summary timer. */
+int runtime_serve(struct runtime *rt)
+{
+	int ep, sfd, tick_fd, sum_fd = -1, wake_fd, http_fd, ret = 0;
+	struct signalfd_siginfo si;
+	struct epoll_event got;
+	uint64_t ticks;
+	sigset_t mask;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	if (sfd < 0 || ep < 0)
+		return -errno;
+	tick_fd = timer(0, TICK_SEC);
+	if (log_verbosity >= LOG_INFO)
+		sum_fd = timer(SUMMARY_EVERY_SEC, SUMMARY_EVERY_SEC);
+	wake_fd = feed_epoll_fd(&rt->feed);
+	http_fd = rt->metrics.daemon ? rt->metrics.epoll_fd : -1;
+	watch(ep, sfd);
+	watch(ep, tick_fd);
+	watch(ep, sum_fd);
+	watch(ep, wake_fd);
+	watch(ep, http_fd);
+	for (;;) {
+		if (epoll_wait(ep, &got, 1, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			ret = -errno;
+			break;
+		}
+		if (got.data.fd == sum_fd) {
+			if (read(sum_fd, &ticks, sizeof(ticks)) > 0)
+				log_summary(rt);
+		} else if (got.data.fd == tick_fd) {
+			if (read(tick_fd, &ticks, sizeof(ticks)) > 0)
+				tick(rt, ticks);
+			metrics_serve(&rt->metrics);
+		} else if (got.data.fd == wake_fd) {
+			feed_on_wakeup(&rt->feed);
+		} else if (got.data.fd == http_fd) {
+			metrics_serve(&rt->metrics);
+		} else if (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+			pr_info("%s: detaching\n", strsignal(si.ssi_signo));
+			break;
+		}
+	}
+	close(ep);
+	close(sfd);
+	if (tick_fd >= 0)
+		close(tick_fd);
+	if (sum_fd >= 0)
+		close(sum_fd);
+	return ret;
+}

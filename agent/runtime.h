@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The running agent: its parts (data plane, XDP observer, event rings,
+ * metrics server, peer following) and its one event loop.  cmd_run.c sets
+ * it up and tears it down; this file keeps it going.
+ */
+#ifndef NGX_SOCKMAP_RUNTIME_H
+#define NGX_SOCKMAP_RUNTIME_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include "dataplane.h"
+#include "event_feed.h"
+#include "maps.h"
+#include "metrics.h"
+#include "options.h"
+#include "state.h"
+#include "topk.h"
+#include "xdp_observer.h"
+
+struct runtime {
+	struct dataplane dp;
+	struct xdp_observer xdp;
+	struct event_feed feed;
+	struct topk_window topk;
+	struct metrics_server metrics;
+	struct metrics_src msrc;
+	struct agent_info info;   /* what agent.state says */
+	struct agent_maps maps;   /* fds, owned by dp and xdp */
+	char mnt[PATH_MAX];       /* cgroup v2 mount */
+	bool follow;              /* attach to local peers' cgroups */
+	const struct port_set *ports; /* the port policy, for following */
+};
+
+/* Write agent.state from what is attached now. */
+void runtime_publish(struct runtime *rt);
+/* Serve until SIGINT/SIGTERM (blocked by the caller: taken through a
+ * signalfd here).  0, or -errno when the loop itself failed. */
+int runtime_serve(struct runtime *rt);
+
+#endif

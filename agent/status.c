@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* What `status` prints: the agent (state.h), then the counter table. */
+#include <stdio.h>
+#include <json-c/json.h>
+#include "paths.h"
+#include "status.h"
+
+void status_print_text(FILE *out, const struct counters *c, const struct agent_info *info)
+{
+	int i;
+
+	if (info->pid)
+		fprintf(out, "agent       pid %d%s%s\n", info->pid, info->pinned ? ", pinned" : "",
+			c->paused ? ", PAUSED" : "");
+	else
+		fprintf(out, "agent       not running; pinned data plane in %s%s\n", PIN_DIR,
+			c->paused ? ", PAUSED" : "");
+	for (i = 0; i < info->n_cgroups; i++)
+		fprintf(out, "cgroup      %s (%s)\n", info->cgroups[i].path, info->cgroups[i].reason);
+	for (i = 0; i < info->n_xdp; i++)
+		fprintf(out, "xdp         %s (%s mode)\n", info->xdp[i].name, info->xdp[i].mode);
+	if (info->metrics[0])
+		fprintf(out, "metrics     http://%s/metrics\n", info->metrics);
+	fputc('\n', out);
+	counters_print_text(out, c);
+	if (info->n_selftest)
+		fprintf(out, "\nselftest    %s\n", info->selftest_blocked
+			? "CRITICAL FAILURE: acceleration disabled (kept paused)" : "run at start-up");
+	for (i = 0; i < info->n_selftest; i++)
+		fprintf(out, "  %-4s %-18s %s\n", info->selftest[i].result, info->selftest[i].name,
+			info->selftest[i].detail);
+}
+
+static json_object *json_str(const char *s)
+{
+	return json_object_new_string(s);
+}
+
+json_object *status_to_json(const struct counters *c, const struct agent_info *info)
+{
+	json_object *root = json_object_new_object(), *o, *a, *checks;
+	int i;
+
+	o = json_object_new_object();
+	json_object_object_add(o, "pid", json_object_new_int(info->pid));
+	json_object_object_add(o, "running", json_object_new_boolean(info->pid != 0));
+	json_object_object_add(o, "pinned", json_object_new_boolean(info->pinned));
+	json_object_object_add(root, "agent", o);
+	counters_add_json(root, c);
+	o = json_object_new_object();
+	json_object_object_add(o, "blocked", json_object_new_boolean(info->selftest_blocked));
+	checks = json_object_new_object();
+	for (i = 0; i < info->n_selftest; i++) {
+		json_object *ck = json_object_new_object();
+
+		json_object_object_add(ck, "result", json_str(info->selftest[i].result[0] == 'F'
+								       ? "fail" : info->selftest[i].result));
+		json_object_object_add(ck, "detail", json_str(info->selftest[i].detail));
+		json_object_object_add(checks, info->selftest[i].name, ck);
+	}
+	json_object_object_add(o, "checks", checks);
+	json_object_object_add(root, "selftest", o);
+	a = json_object_new_array();
+	for (i = 0; i < info->n_xdp; i++) {
+		o = json_object_new_object();
+		json_object_object_add(o, "interface", json_str(info->xdp[i].name));
+		json_object_object_add(o, "mode", json_str(info->xdp[i].mode));
+		json_object_array_add(a, o);
+	}
+	json_object_object_add(root, "xdp", a);
+	json_object_object_add(root, "metrics", json_str(info->metrics));
+	a = json_object_new_array();
+	for (i = 0; i < info->n_cgroups; i++) {
+		o = json_object_new_object();
+		json_object_object_add(o, "path", json_str(info->cgroups[i].path));
+		json_object_object_add(o, "id", json_object_new_uint64(info->cgroups[i].id));
+		json_object_object_add(o, "reason", json_str(info->cgroups[i].reason));
+		json_object_array_add(a, o);
+	}
+	json_object_object_add(root, "cgroups", a);
+	return root;
+}
+
+void status_print_json(FILE *out, const struct counters *c, const struct agent_info *info)
+{
+	json_object *root = status_to_json(c, info);
+
+	fprintf(out, "%s\n", json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN));
+	json_object_put(root);
+}
