@@ -8,7 +8,11 @@ TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 AGENT=$TOP/build/ngx-sockmap
 TOOLS=$TOP/build/tools
 CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
-TMP=$(mktemp -d /tmp/ngx-sockmap-test.XXXXXX)
+# Names of what tests create carry the runner's tag (tests/run), so its
+# leftover checks see this run's objects only; "t" when run by hand.
+RUN_TAG=${NGX_SOCKMAP_TEST_RUN:-t}
+export NGX_SOCKMAP_TEST_RUN=$RUN_TAG
+TMP=$(mktemp -d "/tmp/ngx-sockmap-test.$RUN_TAG.XXXXXX")
 TEST_NAME=$(basename "$0" .sh)
 # Cleanups go to a file, not a bash array: helpers are usually called as
 # x=$(cg_make ...), in a subshell whose variables die with it.  Run last
@@ -49,7 +53,7 @@ assert_le() { # assert_le ACTUAL MAX LABEL
 
 # cg_make NAME -> prints path of a new cgroup, removed at exit
 cg_make() {
-	local p=$CG2/ngx-sockmap-test.$$.$1
+	local p=$CG2/ngx-sockmap-test.$RUN_TAG.$$.$1
 	mkdir "$p" || fail "mkdir $p"
 	on_exit "cg_remove '$p'"
 	echo "$p"
@@ -71,9 +75,9 @@ cg_exec() {
 	sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$cg" "$@"
 }
 
-# ns_make NAME -> creates netns "nsm$$NAME" with lo up, removed at exit
+# ns_make NAME -> creates netns "nsm<run tag>_<pid>NAME" with lo up, removed at exit
 ns_make() {
-	local n=nsm$$$1
+	local n=nsm${RUN_TAG}_$$$1
 	ip netns add "$n" || fail "ip netns add $n"
 	on_exit "ip netns del '$n'"
 	ip -n "$n" link set lo up
