@@ -77,6 +77,17 @@ $(BUILD)/unit/%: tests/unit/%.c tests/unit/check.h bpf/*.h agent/*.h $(AGENT_OBJ
 	@echo "  CC      $@"
 	$(Q)$(CC) $(CFLAGS) $< $(filter-out $(BUILD)/agent/main.o,$(AGENT_OBJS)) -o $@ $(LDLIBS)
 
+# The sock_diag reply parser reads bytes that any user who owns a network
+# namespace can shape: its harness (with a fuzz loop) is built from
+# agent/diag_parse.c alone, under ASan and UBSan, and runs with the units.
+SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+$(BUILD)/unit/test_diag_parse: tests/unit/test_diag_parse.c agent/diag_parse.c agent/diag_parse.h \
+			      tests/unit/check.h
+	$(Q)mkdir -p $(dir $@)
+	@echo "  CC      $@ (ASan, UBSan)"
+	$(Q)$(CC) -std=gnu11 -O1 -g -Wall -Wextra -Werror -Iagent $(SANITIZE) \
+		tests/unit/test_diag_parse.c agent/diag_parse.c -o $@
+
 # Tests that load BPF objects (need root): tests/prog/*.c, run by the
 # integration scripts.
 PROGS := $(patsubst tests/prog/%.c,$(BUILD)/prog/%,$(wildcard tests/prog/*.c))

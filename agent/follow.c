@@ -14,35 +14,18 @@
 #include <unistd.h>
 #include <linux/inet_diag.h>
 #include <linux/netlink.h>
-#include <linux/rtnetlink.h>
 #include <linux/sock_diag.h>
+#include "diag_parse.h"
 #include "follow.h"
 #include "log.h"
 
 #define TCP_ESTABLISHED_STATE 1
 
-struct diag_sock {
-	uint8_t local[16], remote[16]; /* v4 as ::ffff:a.b.c.d */
-	uint16_t lport, rport;         /* host order */
-	uint64_t cgroup;
-	uint64_t netns;                /* inode of the netns we dumped it in */
-};
-
-struct sock_list {
-	struct diag_sock *v;
-	size_t n, cap;
-};
-
-static void to_v6(uint8_t out[16], int family, const __be32 *addr)
-{
-	if (family == AF_INET) {
-		memset(out, 0, 10);
-		out[10] = out[11] = 0xff;
-		memcpy(out + 12, addr, 4);
-	} else {
-		memcpy(out, addr, 16);
-	}
-}
+/* New peer cgroups one network namespace may give per scan: whoever owns a
+ * namespace (any user, with `unshare -Urn`) decides which sockets are in
+ * it, so one namespace must not fill the attach slots (MAX_TARGETS) in one
+ * scan. */
+#define FOLLOW_NEW_PER_NETNS 8
 
 static bool is_loopback(const uint8_t a[16])
 {
@@ -52,9 +35,12 @@ static bool is_loopback(const uint8_t a[16])
 	       (!memcmp(a, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12) && a[12] == 127);
 }
 
-/* Dump established TCP sockets of the current netns, with cgroup ids. */
-static int dump_family(int family, uint64_t netns, struct sock_list *l)
+/* Dump the established TCP sockets of family in the current netns, with
+ * cgroup ids, into l (diag_parse checks every reply). */
+static int dump_family(int family, struct diag_ctx *ctx, struct diag_list *l)
 {
+	/* unique per request, so a reply to an earlier one never counts */
+	static uint32_t seq;
 	struct {
 		struct nlmsghdr nlh;
 		struct inet_diag_req_v2 req;
@@ -65,73 +51,70 @@ static int dump_family(int family, uint64_t netns, struct sock_list *l)
 			 .idiag_states = 1 << TCP_ESTABLISHED_STATE },
 	};
 	static char buf[65536];
-	struct sockaddr_nl nl = { .nl_family = AF_NETLINK };
-	int fd, done = 0, ret = 0;
+	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK }, self, from;
+	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	socklen_t slen = sizeof(self);
+	int fd, ret;
 	ssize_t n;
 
 	fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
 	if (fd < 0)
 		return -errno;
-	if (sendto(fd, &msg, sizeof(msg), 0, (void *)&nl, sizeof(nl)) < 0) {
+	/* Connected to the kernel (port id 0), the socket takes no unicast
+	 * from any other socket: netlink_getsockbyportid refuses a sender
+	 * that is not a NETLINK_CONNECTED socket's dst_portid
+	 * (net/netlink/af_netlink.c).  netlink_connect autobinds before it
+	 * sets NETLINK_CONNECTED, so a unicast can still slip in between:
+	 * diag_parse refuses it (sender not port id 0). */
+	if (connect(fd, (struct sockaddr *)&kernel, sizeof(kernel)) ||
+	    getsockname(fd, (struct sockaddr *)&self, &slen)) {
 		ret = -errno;
 		goto out;
 	}
-	while (!done && (n = recv(fd, buf, sizeof(buf), 0)) > 0) {
-		struct nlmsghdr *h = (void *)buf;
-
-		for (; NLMSG_OK(h, n); h = NLMSG_NEXT(h, n)) {
-			struct inet_diag_msg *m = NLMSG_DATA(h);
-			struct rtattr *a;
-			int alen;
-			struct diag_sock d = { .netns = netns };
-
-			if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR) {
-				done = 1;
-				break;
-			}
-			to_v6(d.local, m->idiag_family, m->id.idiag_src);
-			to_v6(d.remote, m->idiag_family, m->id.idiag_dst);
-			d.lport = ntohs(m->id.idiag_sport);
-			d.rport = ntohs(m->id.idiag_dport);
-			alen = h->nlmsg_len - NLMSG_LENGTH(sizeof(*m));
-			for (a = (struct rtattr *)(m + 1); RTA_OK(a, alen); a = RTA_NEXT(a, alen))
-				if (a->rta_type == INET_DIAG_CGROUP_ID &&
-				    RTA_PAYLOAD(a) >= sizeof(uint64_t))
-					memcpy(&d.cgroup, RTA_DATA(a), sizeof(uint64_t));
-			if (!d.cgroup)
-				continue;
-			if (l->n == l->cap) {
-				size_t cap = l->cap ? 2 * l->cap : 256;
-				void *v = realloc(l->v, cap * sizeof(*l->v));
-
-				if (!v) {
-					ret = -ENOMEM;
-					goto out;
-				}
-				l->v = v;
-				l->cap = cap;
-			}
-			l->v[l->n++] = d;
-		}
+	ctx->family = family;
+	ctx->portid = self.nl_pid;
+	ctx->seq = ++seq;
+	msg.nlh.nlmsg_seq = ctx->seq;
+	msg.nlh.nlmsg_pid = ctx->portid;
+	if (send(fd, &msg, sizeof(msg), 0) < 0) {
+		ret = -errno;
+		goto out;
 	}
+	do {
+		mh.msg_name = &from;
+		mh.msg_namelen = sizeof(from);
+		n = recvmsg(fd, &mh, 0);
+		if (n < 0) {
+			ret = errno == EINTR ? DIAG_MORE : -errno;
+			continue;
+		}
+		ret = diag_parse(ctx, buf, n, mh.msg_flags, &from, mh.msg_namelen, l);
+	} while (ret == DIAG_MORE);
 out:
 	close(fd);
-	return ret;
+	return ret < 0 ? ret : 0;
 }
 
+struct netns_ref {
+	uint64_t ino;
+	int pid; /* a process in it when we looked */
+};
+
 /* Every network namespace that has a process: peers of a container's nginx
- * sit in other containers' namespaces.  Deduplicated by inode. */
-static int collect_netns(uint64_t **inos, int **fds, int *n)
+ * sit in other containers' namespaces.  Deduplicated by inode.  No fd is
+ * kept open: a busy host has thousands of namespaces (EMFILE). */
+static int collect_netns(struct netns_ref **out, size_t *n)
 {
+	struct netns_ref *v = NULL, *grown;
+	size_t i, cap = 0;
 	char path[300];
 	struct dirent *de;
 	struct stat st;
 	DIR *d;
-	int i, fd, cap = 0;
 
 	*n = 0;
-	*inos = NULL;
-	*fds = NULL;
+	*out = NULL;
 	d = opendir("/proc");
 	if (!d)
 		return -errno;
@@ -142,51 +125,75 @@ static int collect_netns(uint64_t **inos, int **fds, int *n)
 		if (stat(path, &st))
 			continue;
 		for (i = 0; i < *n; i++)
-			if ((*inos)[i] == st.st_ino)
+			if (v[i].ino == st.st_ino)
 				break;
 		if (i < *n)
 			continue;
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
 		if (*n == cap) {
 			cap = cap ? cap * 2 : 16;
-			*inos = realloc(*inos, cap * sizeof(**inos));
-			*fds = realloc(*fds, cap * sizeof(**fds));
-			if (!*inos || !*fds) {
-				close(fd);
+			grown = realloc(v, cap * sizeof(*v));
+			if (!grown) {
+				free(v);
+				*n = 0;
 				closedir(d);
 				return -ENOMEM;
 			}
+			v = grown;
 		}
-		(*inos)[*n] = st.st_ino;
-		(*fds)[(*n)++] = fd;
+		v[*n].ino = st.st_ino;
+		v[(*n)++].pid = atoi(de->d_name);
 	}
 	closedir(d);
+	*out = v;
 	return 0;
 }
 
-static int dump_all(struct sock_list *l)
+/* Enter one namespace and dump it (nothing when it is gone meanwhile). */
+static void dump_netns(const struct netns_ref *ns, struct diag_list *l)
 {
-	uint64_t *inos;
-	int *fds, n, i, self, ret;
+	struct diag_ctx ctx = { .netns = ns->ino, .budget = DIAG_MAX_SOCKS_PER_NETNS };
+	static const int families[] = { AF_INET, AF_INET6 };
+	char path[64];
+	struct stat st;
+	int fd, ret;
+	size_t i;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/net", ns->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	/* the pid may be another process's by now */
+	if (fstat(fd, &st) || st.st_ino != ns->ino || setns(fd, CLONE_NEWNET)) {
+		close(fd);
+		return;
+	}
+	close(fd);
+	for (i = 0; i < 2 && !ctx.capped; i++) {
+		ret = dump_family(families[i], &ctx, l);
+		if (ret)
+			pr_debug("follow: netns %llu: %s dump: %s\n", (unsigned long long)ns->ino,
+				 families[i] == AF_INET ? "IPv4" : "IPv6", strerror(-ret));
+	}
+	if (ctx.capped)
+		pr_debug("follow: netns %llu: over %d sockets with a cgroup, the rest not read\n",
+			 (unsigned long long)ns->ino, DIAG_MAX_SOCKS_PER_NETNS);
+}
+
+static int dump_all(struct diag_list *l)
+{
+	struct netns_ref *ns;
+	int self, ret;
+	size_t n, i;
 
 	self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
 	if (self < 0)
 		return -errno;
-	ret = collect_netns(&inos, &fds, &n);
-	for (i = 0; ret == 0 && i < n; i++) {
-		if (setns(fds[i], CLONE_NEWNET))
-			continue; /* namespace gone meanwhile */
-		dump_family(AF_INET, inos[i], l);
-		dump_family(AF_INET6, inos[i], l);
-	}
+	ret = collect_netns(&ns, &n);
+	for (i = 0; ret == 0 && i < n; i++)
+		dump_netns(&ns[i], l);
 	if (setns(self, CLONE_NEWNET))
 		ret = -errno; /* can't happen for our own namespace */
-	for (i = 0; i < n; i++)
-		close(fds[i]);
-	free(inos);
-	free(fds);
+	free(ns);
 	close(self);
 	return ret;
 }
@@ -253,13 +260,40 @@ static bool nested(const char *a, const char *b)
 	return !strncmp(a, b, lb) && a[lb] == '/';
 }
 
+/* Namespaces a scan said it took no more from (once each, up to 16). */
+struct netns_said {
+	uint64_t ino[16];
+	int n;
+};
+
+/* Has netns given FOLLOW_NEW_PER_NETNS of the n candidates already? */
+static bool netns_full(const struct follow_candidate *out, int n, uint64_t netns,
+		       struct netns_said *said)
+{
+	int k, from = 0;
+
+	for (k = 0; k < n; k++)
+		from += out[k].netns == netns;
+	if (from < FOLLOW_NEW_PER_NETNS)
+		return false;
+	for (k = 0; k < said->n && said->ino[k] != netns; k++)
+		;
+	if (k == said->n && said->n < (int)(sizeof(said->ino) / sizeof(said->ino[0]))) {
+		said->ino[said->n++] = netns;
+		pr_debug("follow: netns %llu gave %d new peer cgroups this scan, no more from it\n",
+			 (unsigned long long)netns, FOLLOW_NEW_PER_NETNS);
+	}
+	return true;
+}
+
 int follow_scan(const char *cg2_mnt, const struct cg_target *attached, int n_attached,
 		const struct port_set *ports, struct follow_candidate *out, int max)
 {
-	struct sock_list l = { 0 };
+	struct diag_list l = { 0 };
+	struct netns_said said = { 0 };
+	int k, n = 0, ret;
 	struct stat root;
 	size_t i, j;
-	int k, n = 0, ret;
 
 	if (stat(cg2_mnt, &root))
 		return -errno;
@@ -270,7 +304,6 @@ int follow_scan(const char *cg2_mnt, const struct cg_target *attached, int n_att
 	for (i = 0; i < l.n && n < max; i++) {
 		const struct diag_sock *s = &l.v[i];
 		bool ours = false;
-
 
 		for (k = 0; k < n_attached; k++)
 			ours |= attached[k].id == s->cgroup;
@@ -301,6 +334,8 @@ int follow_scan(const char *cg2_mnt, const struct cg_target *attached, int n_att
 				skip |= out[k].target.id == p->cgroup;
 			if (skip)
 				continue;
+			if (netns_full(out, n, p->netns, &said))
+				continue;
 			memset(c, 0, sizeof(*c));
 			if (path_of_cgroup(cg2_mnt, p->cgroup, c->target.path, sizeof(c->target.path)))
 				continue;
@@ -312,6 +347,7 @@ int follow_scan(const char *cg2_mnt, const struct cg_target *attached, int n_att
 				continue;
 			}
 			c->target.id = p->cgroup;
+			c->netns = p->netns;
 			for (k = 0; k < n_attached; k++)
 				if (attached[k].id == s->cgroup)
 					snprintf(c->target.reason, sizeof(c->target.reason),

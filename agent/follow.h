@@ -17,13 +17,16 @@
 
 struct follow_candidate {
 	struct cg_target target; /* reason says whose peer it is */
+	uint64_t netns;          /* inode of the namespace of the peer's socket */
 };
 
 /*
  * One scan.  attached[n_attached] are the cgroups we run in now.  Writes up
  * to max new cgroups worth following into out (never the hierarchy root,
  * never an ancestor or descendant of an attached cgroup, only connections
- * whose ports pass the port policy).  Returns how many, or -errno.
+ * whose ports pass the port policy, at most 8 from one network namespace).
+ * Only replies from the kernel to our own requests count.  Returns how
+ * many, or -errno.
  */
 int follow_scan(const char *cg2_mnt, const struct cg_target *attached, int n_attached,
 		const struct port_set *ports, struct follow_candidate *out, int max);

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
+#include "diag_parse.h"
+
+/* Every header is copied out with memcpy, never read through a cast
+ * pointer: the buffer may hold anything at any alignment. */
+
+static void to_v6(uint8_t out[16], int family, const uint32_t addr[4])
+{
+	if (family == AF_INET) {
+		memset(out, 0, 10);
+		out[10] = out[11] = 0xff;
+		memcpy(out + 12, addr, 4);
+	} else {
+		memcpy(out, addr, 16);
+	}
+}
+
+/* A kernel errno as netlink carries it (negative), or -EPROTO when the
+ * value is none (include/linux/err.h: MAX_ERRNO 4095). */
+static int kernel_errno(int32_t e)
+{
+	return e < 0 && e >= -4095 ? e : -EPROTO;
+}
+
+/* The attributes after struct inet_diag_msg: all well formed, and the
+ * cgroup id (nla_put_u64_64bit: exactly 8 bytes, net/ipv4/inet_diag.c)
+ * if there is one; 0 if there is none. */
+static int parse_attrs(const uint8_t *p, size_t len, uint64_t *cgroup)
+{
+	struct rtattr a;
+
+	*cgroup = 0;
+	while (len >= sizeof(a)) {
+		memcpy(&a, p, sizeof(a));
+		if (a.rta_len < sizeof(a) || a.rta_len > len)
+			return -EBADMSG;
+		if (a.rta_type == INET_DIAG_CGROUP_ID) {
+			if (RTA_PAYLOAD(&a) != sizeof(*cgroup))
+				return -EBADMSG;
+			memcpy(cgroup, p + RTA_LENGTH(0), sizeof(*cgroup));
+		}
+		/* the last attribute need not be padded */
+		if (RTA_ALIGN(a.rta_len) >= len)
+			return 0;
+		p += RTA_ALIGN(a.rta_len);
+		len -= RTA_ALIGN(a.rta_len);
+	}
+	return len ? -EBADMSG : 0;
+}
+
+static int append(struct diag_list *l, const struct diag_sock *s)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 256;
+		struct diag_sock *v = realloc(l->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n++] = *s;
+	return 0;
+}
+
+/* One SOCK_DIAG_BY_FAMILY message: payload[len] after its nlmsghdr. */
+static int parse_sock(struct diag_ctx *ctx, const uint8_t *payload, size_t len,
+		      struct diag_list *out)
+{
+	struct inet_diag_msg m;
+	struct diag_sock s = { .netns = ctx->netns };
+	int ret;
+
+	if (len < sizeof(m))
+		return -EBADMSG;
+	memcpy(&m, payload, sizeof(m));
+	/* inet_diag_dump_icsk skips sockets of other families */
+	if (m.idiag_family != ctx->family)
+		return -EPROTO;
+	ret = parse_attrs(payload + NLMSG_ALIGN(sizeof(m)), len - NLMSG_ALIGN(sizeof(m)),
+			  &s.cgroup);
+	if (ret || !s.cgroup)
+		return ret;
+	if (!ctx->budget) {
+		ctx->capped = true;
+		return 0; /* keep checking the datagram, take nothing more */
+	}
+	to_v6(s.local, m.idiag_family, m.id.idiag_src);
+	to_v6(s.remote, m.idiag_family, m.id.idiag_dst);
+	s.lport = ntohs(m.id.idiag_sport);
+	s.rport = ntohs(m.id.idiag_dport);
+	ret = append(out, &s);
+	if (!ret)
+		ctx->budget--;
+	return ret;
+}
+
+/* Walk the messages; 1 at NLMSG_DONE or an ACK. */
+static int parse_msgs(struct diag_ctx *ctx, const uint8_t *buf, size_t len,
+		      struct diag_list *out)
+{
+	struct nlmsghdr h;
+	struct nlmsgerr e;
+	int32_t done_errno;
+	size_t plen;
+	int ret;
+
+	if (!len)
+		return -EBADMSG;
+	while (len) {
+		/* NLMSG_OK, with an error where it would just say "stop" */
+		if (len < sizeof(h))
+			return -EBADMSG;
+		memcpy(&h, buf, sizeof(h));
+		if (h.nlmsg_len < sizeof(h) || h.nlmsg_len > len)
+			return -EBADMSG;
+		/* inet_diag_dump and netlink_dump (NLMSG_DONE) and netlink_ack
+		 * (NLMSG_ERROR) all answer with the request's seq and our
+		 * port id (net/ipv4/inet_diag.c, net/netlink/af_netlink.c). */
+		if (h.nlmsg_seq != ctx->seq || h.nlmsg_pid != ctx->portid)
+			return -EPROTO;
+		plen = h.nlmsg_len - NLMSG_HDRLEN;
+		switch (h.nlmsg_type) {
+		case NLMSG_DONE:
+			/* netlink_dump puts an int there, the dump's own
+			 * error; take a DONE without one as a plain end */
+			if (plen < sizeof(done_errno))
+				return plen ? -EBADMSG : 1;
+			memcpy(&done_errno, buf + NLMSG_HDRLEN, sizeof(done_errno));
+			return done_errno ? kernel_errno(done_errno) : 1;
+		case NLMSG_ERROR:
+			/* netlink_ack: struct nlmsgerr whole, even with
+			 * NETLINK_CAP_ACK (only what follows it is cut) */
+			if (plen < sizeof(e))
+				return -EBADMSG;
+			memcpy(&e, buf + NLMSG_HDRLEN, sizeof(e));
+			return e.error ? kernel_errno(e.error) : 1;
+		case SOCK_DIAG_BY_FAMILY:
+			ret = parse_sock(ctx, buf + NLMSG_HDRLEN, plen, out);
+			if (ret)
+				return ret;
+			break;
+		default:
+			return -EPROTO;
+		}
+		/* the last message need not be padded */
+		if (NLMSG_ALIGN(h.nlmsg_len) >= len)
+			break;
+		buf += NLMSG_ALIGN(h.nlmsg_len);
+		len -= NLMSG_ALIGN(h.nlmsg_len);
+	}
+	return 0;
+}
+
+int diag_parse(struct diag_ctx *ctx, const void *buf, size_t len, int msg_flags,
+	       const struct sockaddr_nl *from, size_t fromlen, struct diag_list *out)
+{
+	size_t n0 = out->n, budget0 = ctx->budget;
+	bool capped0 = ctx->capped;
+	int ret;
+
+	/* The kernel sends from port id 0 (netlink_kernel_create); a user
+	 * socket never has port id 0 (bind with nl_pid 0 autobinds), so
+	 * this is the one check a forger cannot pass.  A multicast is not
+	 * a reply either. */
+	if (!from || fromlen < sizeof(*from) || from->nl_family != AF_NETLINK ||
+	    from->nl_pid != 0 || from->nl_groups != 0)
+		return -EPERM;
+	if (msg_flags & MSG_TRUNC)
+		return -EMSGSIZE;
+	ret = parse_msgs(ctx, buf, len, out);
+	if (ret < 0) {
+		out->n = n0;
+		ctx->budget = budget0;
+		ctx->capped = capped0;
+		return ret;
+	}
+	return ret || ctx->capped ? DIAG_DONE : DIAG_MORE;
+}
