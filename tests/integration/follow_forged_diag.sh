@@ -6,7 +6,7 @@
 # that has a process, so it also dumps sockets in a namespace that user
 # made (`unshare -Urn` as nobody).  Port ids are per namespace and the
 # agent's socket there gets its pid as port id (netlink_autobind,
-# net/netlink/af_netlink.c); the pid is in the world-readable agent.state,
+# net/netlink/af_netlink.c); any user sees that pid in /proc,
 # and root of a user namespace passes netlink_allowed(NL_CFG_F_NONROOT_SEND)
 # for the network namespace it owns.  So "nobody" floods that port id from
 # inside its namespace with forged SOCK_DIAG_BY_FAMILY replies: a socket in
@@ -41,9 +41,12 @@ wait_port 127.0.0.1 18290
 wait_port 127.0.0.1 18291
 
 AGENT_FOLLOW=1 agent_start -c "$cgp"
-state=${NGX_SOCKMAP_RUN_DIR:-/run/ngx-sockmap}/agent.state
-[ -r "$state" ] || fail "no $state"
 victim_id=$(stat -c %i "$cgv")
+# What an attacker needs: the agent's pid (any user sees it in /proc; its
+# netlink port id is its pid) and the id of a cgroup it attached (an
+# inode number, found by listing the cgroup tree).  agent.state itself is
+# root's alone (0600).
+attacked_id=$(stat -c %i "$cgp")
 
 attached() { # attached PATH: is PATH in status --json cgroups?
 	"$AGENT" status --json | "$PY" -c '
@@ -51,20 +54,14 @@ import json, sys
 sys.exit(0 if any(c["path"] == sys.argv[1] for c in json.load(sys.stdin)["cgroups"]) else 1)' "$1"
 }
 
-# The sender, as nobody in its own user + network namespace.  It reads the
-# agent's pid and the attached cgroup's id from agent.state as any local
-# user can.  struct inet_diag_msg and INET_DIAG_CGROUP_ID (21) are from
-# include/uapi/linux/inet_diag.h; SOCK_DIAG_BY_FAMILY is 20.
+# The sender, as nobody in its own user + network namespace, given the
+# agent's pid and the attached cgroup's id.  struct inet_diag_msg and
+# INET_DIAG_CGROUP_ID (21) are from include/uapi/linux/inet_diag.h;
+# SOCK_DIAG_BY_FAMILY is 20.
 sender='
 import os, socket, struct, sys, time
-state, victim, secs, nconn = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
-pid, attached = 0, []
-for line in open(state):
-    f = line.split()
-    if f and f[0] == "pid":
-        pid = int(f[1])
-    elif f and f[0] == "cgroup":
-        attached.append(int(f[1]))
+pid, attached = int(sys.argv[1]), [int(sys.argv[2])]
+victim, secs, nconn = int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
 ls = socket.socket()
 ls.bind(("127.0.0.1", 0))
 ls.listen(4096)
@@ -110,7 +107,7 @@ print("sender: " + ", ".join("%s %d" % kv for kv in counts.items()) +
 '
 cg_exec "$cga" setpriv --reuid=nobody --regid=nogroup --clear-groups \
 	unshare -Urn sh -c 'ip link set lo up && exec "$@"' sh \
-	"$PY" -c "$sender" "$state" "$victim_id" "$ATTACK_SECS" 3000 \
+	"$PY" -c "$sender" "$AGENT_PID" "$attacked_id" "$victim_id" "$ATTACK_SECS" 3000 \
 	>"$TMP/sender.out" 2>&1 &
 sender_pid=$! # in $cga: killed at exit if still there
 
