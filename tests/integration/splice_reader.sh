@@ -74,7 +74,7 @@ PY
 # run NAME SERVER_ARGS...: CONNS connections to a new splice server,
 # results joined into $TMP/NAME.join
 run() {
-	local name=$1 port i seed=$RANDOM
+	local name=$1 port seed=$RANDOM
 	shift
 	rm -f "$TMP/$name.port"
 	cg_exec "$CS" "$SK" server --listen 127.0.0.1:0 --ready-file "$TMP/$name.port" \
@@ -89,7 +89,7 @@ run() {
 		>"$TMP/$name.clilog" 2>&1
 	# every server connection ends within its 3 s timeout after the last
 	# progress; give it 10 s, then it is a hang of the server itself
-	for i in $(seq 1 100); do
+	for _ in $(seq 1 100); do
 		kill -0 "${PID[$name]}" 2>/dev/null || break
 		sleep 0.1
 	done
