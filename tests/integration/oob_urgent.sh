@@ -1,0 +1,76 @@
+# timeout: 60
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# Proves: TCP urgent data (send(MSG_OOB)) on a tracked pair gives the
+# reader what plain TCP gives, or ends the connection with an error on both
+# ends (counted in resets.oob).  A sender sends "hello", "abc" with
+# MSG_OOB, "world", "XY" with MSG_OOB, "tail" and half-closes; the reader
+# (SO_OOBINLINE off) records SIOCATMARK, recv(MSG_OOB), every recv() of the
+# stream with SIOCATMARK after it, and recv(MSG_OOB) at the end.  The same
+# sequence on a pair without the agent, run first in this test, is the
+# reference: with the agent the reader must record exactly the same list
+# (and every send must return the same), or see a reset with the sender
+# seeing an error, having read only a prefix of the reference stream.
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/tcpkit.sh"
+PY=$TOP/tests/lib/oob_probe.py
+cg_new CS srv
+cg_new CC cli
+
+jget() {
+	python3 -c '
+import json, sys
+v = json.load(open(sys.argv[1]))[sys.argv[2]]
+print(v if isinstance(v, str) else json.dumps(v))' "$1" "$2" 2>/dev/null || echo "(no $2 in $1)"
+}
+
+# probe NAME: one run of the sequence, results in $TMP/NAME/*.json
+probe() {
+	local d=$TMP/$1 x
+	mkdir -p "$d"
+	cg_exec "$CS" python3 "$PY" reader "$d" >"$d/reader.log" 2>&1 &
+	PID[$1]=$!
+	on_exit "kill ${PID[$1]}"
+	wait_file "$d/reader.port" "$1: reader listening"
+	cg_exec "$CC" timeout 30 python3 "$PY" sender "$(cat "$d/reader.port")" "$d" \
+		>"$d/sender.log" 2>&1 || { cat "$d/sender.log"; fail "$1: sender failed"; }
+	wait "${PID[$1]}"
+	for x in reader sender; do
+		[ -s "$d/$x.json" ] || { cat "$d/$x.log"; fail "$1: $x wrote no result"; }
+		log "$1 $x: $(cat "$d/$x.json")"
+	done
+}
+
+probe ref
+R=$TMP/ref
+assert_eq "$(jget $R/reader.json end)" eof "plain TCP: the reader read to EOF"
+
+agent_start -c "$CS" -c "$CC"
+st p0 pairs
+r0=$(stat_get resets.oob 2>/dev/null || echo missing)
+probe tracked
+T=$TMP/tracked
+st p1 pairs
+log "pairs +$((p1 - p0)), resets.oob before: $r0"
+assert_ge $((p1 - p0)) 1 "the tracked sender and reader paired"
+if [ "$(jget $T/reader.json end)" = reset ]; then
+	# the other allowed outcome: ended on both sides, counted
+	case $(jget $T/sender.json sends) in
+	*error:*) ok "the sender saw an error: $(jget $T/sender.json sends)" ;;
+	*) fail "the reader was reset but every send succeeded: $(jget $T/sender.json sends)" ;;
+	esac
+	stream=$(jget $T/reader.json stream)
+	[[ "$(jget $R/reader.json stream)" == "$stream"* ]] ||
+		fail "the reader got '$stream' before the reset, not a prefix of '$(jget $R/reader.json stream)'"
+	ok "what the reader got before the reset is a prefix of the TCP stream"
+	[ "$r0" = missing ] && fail "status --json has no resets.oob"
+	st r1 resets.oob
+	assert_eq $((r1 - r0)) 1 "resets.oob counted the connection"
+else
+	assert_eq "$(jget $T/reader.json seen)" "$(jget $R/reader.json seen)" \
+		"the reader saw what plain TCP gives (stream, urgent byte, SIOCATMARK)"
+	assert_eq "$(jget $T/sender.json sends)" "$(jget $R/sender.json sends)" \
+		"every send returned what it returns with plain TCP"
+	assert_eq "$(jget $T/reader.json end)" eof "the reader read to EOF"
+fi
+agent_stop || fail "agent did not exit 0 on SIGTERM"
+ok "agent exited cleanly"

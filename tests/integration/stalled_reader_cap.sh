@@ -1,0 +1,106 @@
+# timeout: 120
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# Proves: `run --max-unread 8M` bounds what a stalled reader can pin in the
+# kernel, by ending that one connection with an error on both ends.
+# A tracked reader accepts and stops reading; a tracked sender sends 64 KiB
+# messages non-blocking until send() fails, 10 s pass, or 256 MB were
+# accepted (the stop for an unbounded queue).  Then:
+#  - send() accepted at most the cap plus one message, and then failed
+#    with a reset (ECONNRESET/EPIPE/ECONNABORTED/EACCES);
+#  - the reader, reading again, gets at most the cap, every byte right,
+#    then a reset; resets.slow_reader grew by exactly 1;
+#  - paced pairs transferring meanwhile (4 s of 32 MiB echoes) are
+#    untouched;
+#  - status: unread.limit is the cap, unread.max_bytes stayed within it,
+#    unread.bytes is back near 0 afterwards.
+# KERNEL-FACTS "Stalled readers": bpf_tcp_ingress() charges redirected
+# bytes with sk_rmem_schedule, bounded only by the global tcp_mem.
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/tcpkit.sh"
+PY=$TOP/tests/lib/stalled_reader.py
+CAP=$((8 << 20)) MSG=65536 STOP=$((256 << 20))
+cg_new CS srv
+cg_new CC cli
+
+args=(-c "$CS" -c "$CC")
+if "$AGENT" run --help | grep -q -- '--max-unread'; then
+	args+=(--max-unread 8M)
+else
+	# run it anyway: what the sender gets away with is the failure
+	log "this build's 'run' has no --max-unread: running without it"
+fi
+agent_start "${args[@]}"
+
+jget() {
+	python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' \
+		"$1" "$2" 2>/dev/null || echo "(no $2 in $1)"
+}
+
+st p0 pairs
+r0=$(stat_get resets.slow_reader 2>/dev/null || echo missing)
+D=$TMP/stall
+mkdir -p "$D"
+cg_exec "$CS" python3 "$PY" reader "$D" >"$D/reader.log" 2>&1 &
+PID[reader]=$!
+on_exit "kill ${PID[reader]}"
+wait_file "$D/reader.port" "stalled reader listening"
+
+# the bystander: for 4 s, one connection after another, each a paced
+# 32 MiB echo (at most 256 KiB in flight, far below the cap)
+tk_server other_s "$CS" - --listen 127.0.0.1:0 --mode echo --seed 77 --conns 0 \
+	--expect-bytes 32M --duration 6
+tk_client_bg other_c "$CC" - --connect 127.0.0.1:${SPORT[other_s]} --mode echo \
+	--seed 77 --conns 0 --duration 4 --bytes 32M --window 256K --chunk 64K \
+	--connected-file "$TMP/other.connected"
+wait_file "$TMP/other.connected" "the bystander connected"
+t0=$(date +%s%N)
+cg_exec "$CC" timeout 60 python3 "$PY" sender "$(cat "$D/reader.port")" "$D" $STOP 10 \
+	>"$D/sender.log" 2>&1 &
+PID[sender]=$!
+on_exit "kill ${PID[sender]}"
+for _ in $(seq 1 300); do
+	[ -e "$D/sender.done" ] && break
+	sleep 0.05
+done
+[ -e "$D/sender.done" ] || fail "the sender did not stop within 15 s: $(cat "$D/sender.log")"
+log "sender: $(cat "$D/sender.json") after $((($(date +%s%N) - t0) / 1000000)) ms"
+kill -0 "${PID[other_c]}" 2>/dev/null ||
+	fail "the bystander ended before the sender stopped: no overlap, nothing proven"
+ok "the bystander was transferring while the sender ran"
+log "status while the reader is stalled: unread $(stat_get unread 2>/dev/null || echo '(no unread in status)')"
+wait "${PID[sender]}"
+wait "${PID[reader]}"
+log "reader: $(cat "$D/reader.json")"
+tk_wait other_c
+tk_wait other_s
+log "bystander: $(grep -h '^result' "$TMP/other_c.res" "$TMP/other_s.res" 2>/dev/null | tr '\n' ' ')"
+
+accepted=$(jget "$D/sender.json" accepted)
+assert_le "$accepted" $((CAP + MSG)) "the sender's send() accepted at most the cap plus one message"
+assert_eq "$(jget "$D/sender.json" end)" reset "the sender saw its connection reset"
+assert_le "$(jget "$D/reader.json" got)" $CAP "the reader got at most the cap"
+assert_eq "$(jget "$D/reader.json" first_bad)" -1 "every byte the reader got is right"
+assert_eq "$(jget "$D/reader.json" end)" reset "the reader saw its connection reset"
+[ "$r0" = missing ] && fail "status --json has no resets.slow_reader"
+st r1 resets.slow_reader
+assert_eq $((r1 - r0)) 1 "resets.slow_reader counted the one connection"
+
+tk_ok other_s "the bystander's server got every byte"
+tk_ok other_c "the bystander's client got every byte back, no error"
+n=$(rf other_c conns)
+assert_eq "$(rf other_c bytes_in)" $((n * (32 << 20))) "the bystander echoed 32 MiB on each of its $n connections"
+st p1 pairs
+assert_ge $((p1 - p0)) 2 "the stalled connection and the bystander's were paired"
+
+st limit unread.limit
+assert_eq "$limit" $CAP "unread.limit is --max-unread"
+st maxb unread.max_bytes
+assert_le "$maxb" $((CAP + MSG)) "unread.max_bytes stayed within the cap plus one message"
+for _ in $(seq 1 30); do
+	st ub unread.bytes
+	[ "$ub" -lt $MSG ] && break
+	sleep 0.1
+done
+assert_le "$ub" $((MSG - 1)) "unread.bytes is back near 0 once the connections are gone"
+agent_stop || fail "agent did not exit 0 on SIGTERM"
+ok "agent exited cleanly"

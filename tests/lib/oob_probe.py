@@ -1,0 +1,128 @@
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+"""TCP urgent data (MSG_OOB) seen by a reader, for oob_urgent.sh.
+
+  oob_probe.py reader DIR          one connection on 127.0.0.1:0
+  oob_probe.py sender PORT DIR
+
+The sender sends, 50 ms apart: "hello", "abc" with MSG_OOB, "world",
+"XY" with MSG_OOB, "tail", then half-closes; it writes DIR/sender.json
+(what each send returned, or its error) and DIR/sender.done, and closes
+once the reader is done (DIR/reader.json, 10 s at most).
+
+The reader (SO_OOBINLINE off, the default) waits for DIR/sender.done and
+200 ms more, so every byte has arrived whatever the path; then records,
+in order: SIOCATMARK, recv(MSG_OOB), then each recv() of the stream to
+EOF with SIOCATMARK after it, then recv(MSG_OOB) again.  DIR/reader.json
+holds that list and how the stream ended (eof, reset, error:NAME,
+timeout: 3 s without a byte).  Two runs of the same sequence (plain TCP
+and a tracked pair) compare as strings.
+"""
+import errno
+import fcntl
+import json
+import os
+import socket
+import struct
+import sys
+import time
+
+SIOCATMARK = 0x8905
+RESETS = (errno.ECONNRESET, errno.EPIPE, errno.ECONNABORTED, errno.EACCES)
+SENDS = [(b"hello", 0), (b"abc", socket.MSG_OOB), (b"world", 0),
+         (b"XY", socket.MSG_OOB), (b"tail", 0)]
+
+
+def err_name(e):
+    return errno.errorcode.get(e.errno, str(e.errno))
+
+
+def dump(path, obj):
+    with open(path + ".tmp", "w") as f:
+        json.dump(obj, f)
+    os.rename(path + ".tmp", path)
+
+
+def wait_file(path, secs):
+    t = time.monotonic() + secs
+    while not os.path.exists(path) and time.monotonic() < t:
+        time.sleep(0.02)
+
+
+def atmark(s):
+    try:
+        return struct.unpack("i", fcntl.ioctl(s.fileno(), SIOCATMARK, b"\0" * 4))[0]
+    except OSError as e:
+        return "error:" + err_name(e)
+
+
+def oob(s):
+    try:
+        d = s.recv(16, socket.MSG_OOB | socket.MSG_DONTWAIT)
+        return "oob:" + d.decode("latin-1")
+    except OSError as e:
+        return "oob-error:" + err_name(e)
+
+
+def reader(d):
+    ls = socket.socket()
+    ls.bind(("127.0.0.1", 0))
+    ls.listen(1)
+    with open(os.path.join(d, "reader.port.tmp"), "w") as f:
+        f.write(str(ls.getsockname()[1]))
+    os.rename(os.path.join(d, "reader.port.tmp"), os.path.join(d, "reader.port"))
+    ls.settimeout(10)
+    c, _ = ls.accept()
+    wait_file(os.path.join(d, "sender.done"), 10)
+    time.sleep(0.2)
+    seen = ["atmark:%s" % atmark(c), oob(c)]
+    c.settimeout(0.1)
+    end, last = "timeout", time.monotonic()
+    while time.monotonic() - last < 3:
+        try:
+            data = c.recv(4096)
+        except socket.timeout:
+            continue
+        except BlockingIOError:
+            continue  # tcp_bpf may say EAGAIN to a woken reader
+        except OSError as e:
+            end = "reset" if e.errno in RESETS else "error:" + err_name(e)
+            break
+        if not data:
+            end = "eof"
+            break
+        last = time.monotonic()
+        seen.append("data:" + data.decode("latin-1"))
+        seen.append("atmark:%s" % atmark(c))
+    seen.append(oob(c))
+    stream = "".join(x[5:] for x in seen if x.startswith("data:"))
+    dump(os.path.join(d, "reader.json"), {"seen": seen, "stream": stream, "end": end})
+    c.close()
+
+
+def sender(port, d):
+    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+    res = []
+    for data, flags in SENDS:
+        try:
+            res.append(s.send(data, flags))
+        except OSError as e:
+            res.append("error:" + err_name(e))
+        time.sleep(0.05)
+    try:
+        s.shutdown(socket.SHUT_WR)
+        res.append("shutdown:ok")
+    except OSError as e:
+        res.append("shutdown:error:" + err_name(e))
+    dump(os.path.join(d, "sender.json"), {"sends": res})
+    open(os.path.join(d, "sender.done"), "w").close()
+    wait_file(os.path.join(d, "reader.json"), 10)
+    s.close()
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "reader":
+        reader(sys.argv[2])
+    elif sys.argv[1] == "sender":
+        sender(int(sys.argv[2]), sys.argv[3])
+    else:
+        sys.exit("usage: see the docstring")
