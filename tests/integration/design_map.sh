@@ -1,7 +1,8 @@
 # timeout: 30
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # Proves: docs/DESIGN.md's "Map of the rooms" names every source file of
-# the tree (bpf, agent, tests, bench, scripts, docker) and no file that is
+# the tree (bpf, agent, tests, bench, scripts, docker, deploy's scripts)
+# and no file that is
 # gone, so the map a newcomer reads stays true.
 . "$(dirname "$0")/../lib/common.sh"
 
@@ -10,8 +11,10 @@ cd "$TOP" || fail "cd $TOP"
 sed -n '/^## Map of the rooms/,$p' docs/DESIGN.md |
 	grep -o '^- `[^`]*`\(, `[^`]*`\)*' | grep -o '`[^`]*`' | tr -d '`' | sort -u >"$TMP/map"
 [ -s "$TMP/map" ] || fail "no map found in docs/DESIGN.md"
-git ls-files bpf agent tests/run tests/lib tests/tools tests/prog tests/unit bench scripts docker |
-	sort -u >"$TMP/tree"
+{
+	git ls-files bpf agent tests/run tests/lib tests/tools tests/prog tests/unit bench scripts docker
+	git ls-files deploy | grep -E '\.(sh|py)$'
+} | sort -u >"$TMP/tree"
 missing=$(comm -23 "$TMP/tree" "$TMP/map")
 gone=$(comm -13 "$TMP/tree" "$TMP/map")
 [ -z "$missing" ] || fail "files the map does not name: $(echo $missing)"
