@@ -24,7 +24,7 @@ CFLAGS     += -std=gnu11 -Wall -Wextra -Werror -I$(BUILD) -Ibpf -Iagent \
 	      -DNGX_SOCKMAP_VERSION='"$(VERSION)"'
 LDLIBS     := -lbpf -lelf -lz -ljson-c -lmicrohttpd
 
-BPF_OBJS   := $(BUILD)/accel.bpf.o $(BUILD)/telemetry.bpf.o
+BPF_OBJS   := $(BUILD)/accel.bpf.o $(BUILD)/guard.bpf.o $(BUILD)/telemetry.bpf.o
 SKELS      := $(BPF_OBJS:.bpf.o=.skel.h)
 # keep the objects: bench/maps and tests load them too
 .SECONDARY: $(BPF_OBJS) $(SKELS)

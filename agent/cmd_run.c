@@ -22,7 +22,7 @@
 
 enum {
 	OPT_PID_FILE = 1000, OPT_PORTS, OPT_PIN, OPT_NO_FOLLOW, OPT_SHORT_CONN, OPT_XDP,
-	OPT_XDP_SAMPLE, OPT_METRICS,
+	OPT_XDP_SAMPLE, OPT_METRICS, OPT_MAX_UNREAD, OPT_UNREAD_BUDGET,
 };
 
 static const struct argp_option run_options[] = {
@@ -52,6 +52,12 @@ static const struct argp_option run_options[] = {
 	{ "xdp-sample", OPT_XDP_SAMPLE, "N", 0,
 	  "put 1 frame in N (a power of two; default 64, 0: none) into the event ring "
 	  "that 'ngx-sockmap top' shows", 0 },
+	{ "max-unread", OPT_MAX_UNREAD, "SIZE", 0,
+	  "end a connection (both ends reset) whose reader leaves more than SIZE redirected "
+	  "bytes unread, e.g. 64M (the default), 512K; its port is then not paired again", 0 },
+	{ "unread-budget", OPT_UNREAD_BUDGET, "SIZE", 0,
+	  "host-wide bound on unread redirected bytes: past it the largest are ended "
+	  "(default: half of tcp_mem's pressure threshold)", 0 },
 	{ "metrics", OPT_METRICS, "ADDR:PORT", 0,
 	  "serve Prometheus /metrics and /healthz here (default " DEFAULT_METRICS_ADDR
 	  "; 'off' to disable; all interfaces only if you say 0.0.0.0)", 0 },
@@ -110,6 +116,13 @@ static error_t run_parse(int key, char *arg, struct argp_state *state)
 		if (o->metrics && parse_listen(arg, &o->metrics_addr, &o->metrics_addr_len, err,
 					       sizeof(err)))
 			usage_error(state, "--metrics: %s", err);
+		break;
+	case OPT_MAX_UNREAD:
+	case OPT_UNREAD_BUDGET:
+		if (parse_size(arg, key == OPT_MAX_UNREAD ? &o->max_unread : &o->unread_budget) ||
+		    (key == OPT_MAX_UNREAD && o->max_unread < 65536))
+			usage_error(state, "%s: '%s' is not a size of 64K or more, e.g. 64M, 512K",
+				    key == OPT_MAX_UNREAD ? "--max-unread" : "--unread-budget", arg);
 		break;
 	case OPT_XDP_SAMPLE:
 		v = parse_sample_every(arg);
@@ -232,6 +245,9 @@ static int do_run(void *opts)
 		.ports_all = o->ports.all,
 		.port_bits = o->ports.bits,
 		.short_conn_msgs = o->short_conn_msgs,
+		.max_unread = o->max_unread,
+		.check_local_addrs = true,
+		.guard = true,
 		.pin = o->pin,
 	};
 	char err[PATH_MAX + 256] = "";
@@ -241,6 +257,10 @@ static int do_run(void *opts)
 
 	if (need_root("run"))
 		return EXIT_RUNTIME;
+	/* tests only: widen the claim race (claim_race_stress.sh) */
+	if (getenv("NGX_SOCKMAP_TEST_CLAIM_DELAY"))
+		params.test_claim_delay = atoi(getenv("NGX_SOCKMAP_TEST_CLAIM_DELAY"));
+	cg2_join_host_ns();
 	if (cg2_mount(rt->mnt, sizeof(rt->mnt))) {
 		pr_warn("cgroup v2 is not mounted: mount -t cgroup2 none /sys/fs/cgroup\n");
 		return EXIT_RUNTIME;
@@ -313,8 +333,17 @@ static int do_run(void *opts)
 	rt->msrc.feed = &rt->feed;
 	dataplane_ring_place(&rt->dp, &rt->info.rings[RING_CONN].addr,
 			     &rt->info.rings[RING_CONN].off);
+	if (enforcer_start(&rt->enforcer, &rt->dp.guard, rt->maps.fd[MAP_RESETS],
+			   rt->maps.fd[MAP_GAUGES], o->max_unread,
+			   o->unread_budget ?: enforcer_default_budget())) {
+		pr_warn("reading the data plane's reset requests: %s\n", strerror(errno));
+		goto out;
+	}
 	if (dataplane_attach_msg(&rt->dp))
 		goto out;
+	/* the addresses of the targets' namespaces before any connection
+	 * can be tracked: a peer not among them is never inserted */
+	runtime_refresh_netns(rt, targets, n);
 	for (i = 0; i < n; i++) {
 		if (dataplane_attach_cgroup(&rt->dp, &targets[i], err, sizeof(err))) {
 			pr_warn("%s\n", err);
@@ -330,6 +359,8 @@ static int do_run(void *opts)
 	print_ready(rt, o->pin);
 	rc = runtime_serve(rt) ? EXIT_RUNTIME : 0;
 out:
+	enforcer_stop(&rt->enforcer);
+	free(rt->ns);
 	feed_stop(&rt->feed);
 	topk_free(&rt->topk);
 	if (observer_running(&rt->xdp))
@@ -347,6 +378,7 @@ static struct run_opts run_opts = {
 	.follow = true,
 	.short_conn_msgs = 4,
 	.xdp_sample = 64,
+	.max_unread = 64ULL << 20,
 	.metrics = true,
 };
 

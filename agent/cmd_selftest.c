@@ -17,6 +17,7 @@ static int do_selftest(void *opts)
 	(void)opts;
 	if (need_root("selftest"))
 		return EXIT_RUNTIME;
+	cg2_join_host_ns();
 	if (cg2_mount(mnt, sizeof(mnt))) {
 		pr_warn("cgroup v2 is not mounted: mount -t cgroup2 none /sys/fs/cgroup\n");
 		return EXIT_RUNTIME;

@@ -27,18 +27,38 @@ const struct counter_def counter_table[] = {
 	{ "redirected_msgs", "ngx_sockmap_redirected_messages_total", CT_COUNTER, CU_COUNT,
 	  "sends handed straight to the peer socket", ONE, AT(sum.redirected_msgs) },
 	{ "redirected_bytes", "ngx_sockmap_redirected_bytes_total", CT_COUNTER, CU_BYTES,
-	  "bytes that skipped TCP (not in ss -ti, tcpdump)", ONE,
-	  AT(sum.redirected_bytes) },
+	  "bytes that skipped TCP (not in ss -ti, tcpdump)", ONE, AT(sum.redirected_bytes) },
 	{ "tcp_msgs", "ngx_sockmap_tcp_messages_total", CT_COUNTER, CU_COUNT,
 	  "sends of tracked sockets that went through TCP", ONE, AT(sum.tcp_msgs) },
 	{ "tcp_bytes", "ngx_sockmap_tcp_bytes_total", CT_COUNTER, CU_BYTES,
 	  "bytes of tracked sockets that went through TCP", ONE, AT(sum.tcp_bytes) },
 	{ "fallbacks", "ngx_sockmap_fallbacks_total", CT_COUNTER, CU_COUNT,
-	  "sockets sent to TCP for good, by first reason", "reason", fallback_names,
-	  FB__MAX, AT(sum.fallbacks) },
+	  "sockets sent to TCP for good, by first reason", "reason", fallback_names, FB__MAX,
+	  AT(sum.fallbacks) },
+	{ "skipped", "ngx_sockmap_skipped_total", CT_COUNTER, CU_COUNT,
+	  "connections whose peer can't be tracked here", "reason", skip_names, SKIP__MAX,
+	  AT(sum.skipped) },
+	{ "resets", "ngx_sockmap_resets_total", CT_COUNTER, CU_COUNT,
+	  "connections ended, both ends reset, by reason", "reason", reset_names, RS__MAX,
+	  AT(sum.resets) },
+	{ "ulp_refused", "ngx_sockmap_ulp_refused_total", CT_COUNTER, CU_COUNT,
+	  "setsockopt(TCP_ULP) refused on tracked sockets", ONE, AT(sum.ulp_refused) },
+	{ "reused", "ngx_sockmap_sockets_reused_total", CT_COUNTER, CU_COUNT,
+	  "tracked sockets reused (connect AF_UNSPEC)", ONE, AT(sum.reused) },
+	{ "unread.bytes", "ngx_sockmap_unread_bytes", CT_GAUGE, CU_BYTES,
+	  "redirected bytes not read yet, all sockets", ONE, AT(gauges.unread_bytes) },
+	{ "unread.max_bytes", "ngx_sockmap_unread_bytes_max", CT_GAUGE, CU_BYTES,
+	  "the most one socket leaves unread", ONE, AT(gauges.unread_max_bytes) },
+	{ "unread.limit", "ngx_sockmap_unread_limit_bytes", CT_GAUGE, CU_BYTES,
+	  "per socket, past it the connection is ended", ONE, AT(gauges.unread_limit) },
+	{ "unread.budget", "ngx_sockmap_unread_budget_bytes", CT_GAUGE, CU_BYTES,
+	  "host-wide, past it the largest are ended", ONE, AT(gauges.unread_budget) },
+	{ "local_addresses", "ngx_sockmap_local_addresses", CT_GAUGE, CU_COUNT,
+	  "addresses of namespaces with tracked processes", ONE, AT(gauges.local_addrs) },
 	{ "paused", "ngx_sockmap_paused", CT_BOOL, CU_COUNT,
-	  "new connections are not tracked (pause, selftest)", ONE,
-	  AT(paused) },
+	  "new connections are not tracked (pause, selftest)", ONE, AT(paused) },
+	{ "accelerating", "ngx_sockmap_accelerating", CT_BOOL, CU_COUNT,
+	  "new local connections are being paired", ONE, AT(accelerating) },
 	{ "maps", NULL, CT_GAUGE, CU_COUNT, "entries in the data plane's maps", "map", map_names,
 	  CM__MAX, AT(map_entries) },
 };
@@ -62,12 +82,14 @@ int counters_read(const struct agent_maps *m, struct counters *c)
 		return err;
 	if (!bpf_map_lookup_elem(m->fd[MAP_CONFIG], &zero, &cfg))
 		c->paused = !!cfg.paused;
+	c->accelerating = !c->paused;
+	if (m->fd[MAP_GAUGES] >= 0)
+		bpf_map_lookup_elem(m->fd[MAP_GAUGES], &zero, &c->gauges);
 	c->sockets_now = gauge(c->sum.sockets_added, c->sum.sockets_closed);
 	/* both ends of a pair count in paired_closed */
 	c->pairs_active = (gauge(2 * c->sum.pairs, c->sum.paired_closed) + 1) / 2;
-	c->map_entries[CM_SOCK_HASH] = map_count_entries(m->fd[MAP_SOCK_HASH], sizeof(__u64));
-	c->map_entries[CM_ENDPOINTS] =
-		map_count_entries(m->fd[MAP_ENDPOINTS], sizeof(struct sock_key));
+	c->map_entries[CM_SOCK_HASH] = c->sockets_now;
+	c->map_entries[CM_ENDPOINTS] = gauge(c->sum.endpoints_added, c->sum.endpoints_removed);
 	return 0;
 }
 
@@ -125,16 +147,39 @@ static json_object *json_value(const struct counter_def *d, __u64 v)
 				  : json_object_new_uint64(v);
 }
 
+/* The object a key goes in and the key's last part: "unread.bytes" goes
+ * in obj's "unread" object (made on first use) as "bytes". */
+static json_object *json_parent(json_object *obj, const char *key, const char **leaf)
+{
+	const char *dot = strchr(key, '.');
+	json_object *sub;
+	char group[32];
+
+	*leaf = key;
+	if (!dot || (size_t)(dot - key) >= sizeof(group))
+		return obj;
+	snprintf(group, sizeof(group), "%.*s", (int)(dot - key), key);
+	if (!json_object_object_get_ex(obj, group, &sub)) {
+		sub = json_object_new_object();
+		json_object_object_add(obj, group, sub);
+	}
+	*leaf = dot + 1;
+	return sub;
+}
+
 void counters_add_json(json_object *obj, const struct counters *c)
 {
 	const struct counter_def *d;
 	unsigned int t, i;
 	json_object *vec;
+	const char *leaf = NULL;
 
 	for (t = 0; t < counter_table_len; t++) {
 		d = &counter_table[t];
 		if (!d->label) {
-			json_object_object_add(obj, d->key, json_value(d, counter_value(c, d, 0)));
+			json_object *parent = json_parent(obj, d->key, &leaf);
+
+			json_object_object_add(parent, leaf, json_value(d, counter_value(c, d, 0)));
 			continue;
 		}
 		vec = json_object_new_object();

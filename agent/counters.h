@@ -19,12 +19,16 @@ struct json_object;
 
 enum counter_map { CM_SOCK_HASH, CM_ENDPOINTS, CM__MAX };
 
-/* One reading of everything the table describes. */
+/* One reading of everything the table describes.  Every value comes from
+ * counters the data plane keeps and gauges the agent publishes
+ * (agent_gauges): reading costs the same whatever the number of sockets. */
 struct counters {
 	struct accel_stats sum; /* the per-CPU counters, summed */
+	struct agent_gauges gauges;
 	__u64 sockets_now;      /* tracked now: added - closed */
 	__u64 pairs_active;     /* pairs whose sockets are both still open */
 	__u64 paused;           /* 1 while new connections are not tracked */
+	__u64 accelerating;     /* !paused */
 	__u64 map_entries[CM__MAX];
 };
 
@@ -37,7 +41,7 @@ enum counter_type {
 enum counter_unit { CU_COUNT, CU_BYTES };
 
 struct counter_def {
-	const char *key;    /* status / JSON name */
+	const char *key;    /* status / JSON name; "a.b" nests b in JSON object a */
 	const char *metric; /* Prometheus name; NULL: not exported */
 	enum counter_type type;
 	enum counter_unit unit;
@@ -51,8 +55,8 @@ struct counter_def {
 extern const struct counter_def counter_table[];
 extern const unsigned int counter_table_len;
 
-/* Read every counter from the agent's maps (MAP_STATS, MAP_CONFIG; the
- * map entry counts walk MAP_SOCK_HASH and MAP_ENDPOINTS where open). */
+/* Read every counter from the agent's maps (MAP_STATS, MAP_CONFIG,
+ * MAP_GAUGES where open).  No map walk. */
 int counters_read(const struct agent_maps *m, struct counters *c);
 /* Value i of def in c. */
 __u64 counter_value(const struct counters *c, const struct counter_def *def, unsigned int i);

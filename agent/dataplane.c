@@ -118,7 +118,10 @@ int dataplane_load(struct dataplane *dp, const struct dataplane_params *p)
 		       sizeof(dp->skel->rodata->port_bits));
 	dp->skel->rodata->short_conn_msgs = p->short_conn_msgs;
 	dp->skel->rodata->slow_reader_fallback = p->slow_reader_fallback;
+	dp->skel->rodata->max_unread = p->max_unread;
+	dp->skel->rodata->check_local_addrs = p->check_local_addrs;
 	dp->skel->rodata->selftest_knobs = p->selftest_knobs;
+	dp->skel->rodata->test_claim_delay = p->test_claim_delay;
 	if (p->pin && (err = pin_maps(dp)))
 		return err;
 	err = accel_bpf__load(dp->skel);
@@ -127,7 +130,15 @@ int dataplane_load(struct dataplane *dp, const struct dataplane_params *p)
 			strerror(-err));
 		return err;
 	}
-	return 0;
+	if (!p->guard)
+		return 0;
+	err = guard_load(&dp->guard, dp->skel->obj);
+	if (!err)
+		err = guard_attach(&dp->guard, bpf_map__fd(dp->skel->maps.sock_hash));
+	if (err)
+		pr_warn("the data plane's guard (splice, MSG_OOB, ULP, resets) failed: %s\n",
+			strerror(-err));
+	return err;
 }
 
 int dataplane_attach_msg(struct dataplane *dp)
@@ -174,9 +185,38 @@ static bool cgroup_has_ours(int cg_fd)
 	return found;
 }
 
-static void link_pin_path(char *buf, size_t len, const struct cg_target *t)
+static void link_pin_path(char *buf, size_t len, const struct cg_target *t, const char *what)
 {
-	snprintf(buf, len, "%s/link-cgroup-%llu", PIN_DIR, (unsigned long long)t->id);
+	snprintf(buf, len, "%s/link-cgroup-%llu%s", PIN_DIR, (unsigned long long)t->id, what);
+}
+
+/* The guard's setsockopt program on the cgroup too (adopted or pinned
+ * like the sock_ops link). */
+static int attach_ulp_guard(struct dataplane *dp, const struct cg_target *t, int cg_fd,
+			    char *err, size_t errlen)
+{
+	struct bpf_link *link;
+	char pin[PATH_MAX];
+	int ret;
+
+	if (!dp->guard.skel)
+		return 0;
+	link_pin_path(pin, sizeof(pin), t, "-ulp");
+	if (dp->pinned && access(pin, F_OK) == 0)
+		link = bpf_link__open(pin);
+	else
+		link = guard_attach_cgroup(&dp->guard, cg_fd);
+	if (!link) {
+		snprintf(err, errlen, "attaching the ULP guard to %s: %s", t->path, strerror(errno));
+		return -errno;
+	}
+	if (dp->pinned && access(pin, F_OK) && (ret = bpf_link__pin(link, pin))) {
+		snprintf(err, errlen, "pinning %s: %s", pin, strerror(-ret));
+		bpf_link__destroy(link);
+		return ret;
+	}
+	dp->ulp_links[dp->n_targets] = link;
+	return 0;
 }
 
 int dataplane_attach_cgroup(struct dataplane *dp, const struct cg_target *t, char *err,
@@ -195,7 +235,7 @@ int dataplane_attach_cgroup(struct dataplane *dp, const struct cg_target *t, cha
 		snprintf(err, errlen, "open %s: %s", t->path, strerror(errno));
 		return -errno;
 	}
-	link_pin_path(pin, sizeof(pin), t);
+	link_pin_path(pin, sizeof(pin), t, "");
 	if (dp->pinned && access(pin, F_OK) == 0) {
 		/* Our own pinned link from an earlier --pin run: adopt it. */
 		link = bpf_link__open(pin);
@@ -224,6 +264,11 @@ int dataplane_attach_cgroup(struct dataplane *dp, const struct cg_target *t, cha
 			goto out;
 		}
 	}
+	ret = attach_ulp_guard(dp, t, cg_fd, err, errlen);
+	if (ret) {
+		bpf_link__destroy(link);
+		goto out;
+	}
 	dp->links[dp->n_targets] = link;
 	dp->targets[dp->n_targets++] = *t;
 out:
@@ -237,9 +282,13 @@ void dataplane_destroy(struct dataplane *dp)
 
 	/* A pinned link stays attached after bpf_link__destroy (the pin holds
 	 * it); an unpinned one detaches here. */
-	for (i = 0; i < dp->n_targets; i++)
+	for (i = 0; i < dp->n_targets; i++) {
 		bpf_link__destroy(dp->links[i]);
+		bpf_link__destroy(dp->ulp_links[i]);
+	}
 	dp->n_targets = 0;
+	if (dp->guard.skel)
+		guard_destroy(&dp->guard);
 	if (dp->msg_attached && !dp->pinned && dp->skel)
 		bpf_prog_detach2(bpf_program__fd(dp->skel->progs.msg_redirect),
 				 bpf_map__fd(dp->skel->maps.sock_hash), BPF_SK_MSG_VERDICT);
@@ -272,7 +321,11 @@ void dataplane_ring_place(const struct dataplane *dp, unsigned long *addr, unsig
 
 int dataplane_progs(const struct dataplane *dp, struct prog_ref *out, int max)
 {
-	return object_progs(dp->skel->obj, out, max);
+	int n = object_progs(dp->skel->obj, out, max);
+
+	if (dp->guard.skel)
+		n += guard_progs(&dp->guard, out + n, max - n);
+	return n;
 }
 
 int dataplane_set_paused(int config_fd, bool paused)

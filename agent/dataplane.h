@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "bpfutil.h" /* struct prog_ref */
+#include "guard.h"
 #include "maps.h"
 #include "target.h"
 
@@ -23,13 +24,19 @@ struct dataplane_params {
 	const uint64_t *port_bits;    /* 65536 bits, when !ports_all */
 	unsigned int short_conn_msgs; /* see struct port_profile; 0: off */
 	bool slow_reader_fallback;    /* selftest proved the TCP fallback safe */
+	uint64_t max_unread;          /* per reader, bytes; 0: no cap */
+	bool check_local_addrs;       /* insert only peers in tracked netns */
+	bool guard;                   /* load the guard (the agent; not the selftest) */
 	bool pin;                     /* pin maps and links under PIN_DIR */
 	bool selftest_knobs;          /* the self-test's private copy only */
+	unsigned int test_claim_delay; /* tests only: widen the claim race */
 };
 
 struct dataplane {
 	struct accel_bpf *skel;
-	struct bpf_link *links[MAX_TARGETS];
+	struct guard guard;           /* loaded when params.guard */
+	struct bpf_link *links[MAX_TARGETS];        /* sock_ops */
+	struct bpf_link *ulp_links[MAX_TARGETS];    /* the guard's setsockopt */
 	struct cg_target targets[MAX_TARGETS];
 	int n_targets;
 	bool msg_attached;

@@ -18,6 +18,7 @@
 #include "diag_parse.h"
 #include "follow.h"
 #include "log.h"
+#include "netns.h"
 
 #define TCP_ESTABLISHED_STATE 1
 
@@ -96,78 +97,16 @@ out:
 	return ret < 0 ? ret : 0;
 }
 
-struct netns_ref {
-	uint64_t ino;
-	int pid; /* a process in it when we looked */
-};
-
-/* Every network namespace that has a process: peers of a container's nginx
- * sit in other containers' namespaces.  Deduplicated by inode.  No fd is
- * kept open: a busy host has thousands of namespaces (EMFILE). */
-static int collect_netns(struct netns_ref **out, size_t *n)
-{
-	struct netns_ref *v = NULL, *grown;
-	size_t i, cap = 0;
-	char path[300];
-	struct dirent *de;
-	struct stat st;
-	DIR *d;
-
-	*n = 0;
-	*out = NULL;
-	d = opendir("/proc");
-	if (!d)
-		return -errno;
-	while ((de = readdir(d))) {
-		if (de->d_name[0] < '1' || de->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/ns/net", de->d_name);
-		if (stat(path, &st))
-			continue;
-		for (i = 0; i < *n; i++)
-			if (v[i].ino == st.st_ino)
-				break;
-		if (i < *n)
-			continue;
-		if (*n == cap) {
-			cap = cap ? cap * 2 : 16;
-			grown = realloc(v, cap * sizeof(*v));
-			if (!grown) {
-				free(v);
-				*n = 0;
-				closedir(d);
-				return -ENOMEM;
-			}
-			v = grown;
-		}
-		v[*n].ino = st.st_ino;
-		v[(*n)++].pid = atoi(de->d_name);
-	}
-	closedir(d);
-	*out = v;
-	return 0;
-}
-
 /* Enter one namespace and dump it (nothing when it is gone meanwhile). */
 static void dump_netns(const struct netns_ref *ns, struct diag_list *l)
 {
 	struct diag_ctx ctx = { .netns = ns->ino, .budget = DIAG_MAX_SOCKS_PER_NETNS };
 	static const int families[] = { AF_INET, AF_INET6 };
-	char path[64];
-	struct stat st;
-	int fd, ret;
+	int ret;
 	size_t i;
 
-	snprintf(path, sizeof(path), "/proc/%d/ns/net", ns->pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (netns_enter(ns))
 		return;
-	/* the pid may be another process's by now */
-	if (fstat(fd, &st) || st.st_ino != ns->ino || setns(fd, CLONE_NEWNET)) {
-		close(fd);
-		return;
-	}
-	close(fd);
 	for (i = 0; i < 2 && !ctx.capped; i++) {
 		ret = dump_family(families[i], &ctx, l);
 		if (ret)
@@ -185,16 +124,14 @@ static int dump_all(struct diag_list *l)
 	int self, ret;
 	size_t n, i;
 
-	self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	self = netns_save();
 	if (self < 0)
-		return -errno;
-	ret = collect_netns(&ns, &n);
+		return self;
+	ret = netns_of_all(&ns, &n);
 	for (i = 0; ret == 0 && i < n; i++)
 		dump_netns(&ns[i], l);
-	if (setns(self, CLONE_NEWNET))
-		ret = -errno; /* can't happen for our own namespace */
+	netns_restore(self);
 	free(ns);
-	close(self);
 	return ret;
 }
 

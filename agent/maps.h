@@ -16,7 +16,10 @@
 	X(MAP_CONFIG, accel_config)           \
 	X(MAP_SOCK_HASH, sock_hash)           \
 	X(MAP_ENDPOINTS, endpoints)           \
-	X(MAP_CONN_ARENA, conn_arena)
+	X(MAP_CONN_ARENA, conn_arena)         \
+	X(MAP_GAUGES, agent_gauges)           \
+	X(MAP_LOCAL_ADDRS, local_addrs)       \
+	X(MAP_RESETS, reset_requests)
 #define OBSERVER_MAPS(X)                      \
 	X(MAP_PKT_ARENA, pkt_arena)           \
 	X(MAP_SRC_STATS, src_stats)

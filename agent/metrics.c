@@ -26,22 +26,22 @@ static void help(FILE *o, const char *name, const char *type, const char *text)
 
 static void prog_stats(FILE *o, const struct prog_ref *progs, int n)
 {
-	struct bpf_prog_info info[8] = {};
+	struct bpf_prog_info info[16] = {};
 	__u32 len;
 	int i;
 
-	for (i = 0; i < n && i < 8; i++) {
+	for (i = 0; i < n && i < 16; i++) {
 		len = sizeof(info[i]);
 		bpf_prog_get_info_by_fd(progs[i].fd, &info[i], &len);
 	}
 	help(o, "ngx_sockmap_bpf_prog_run_seconds_total", "counter",
 	     "Time spent in each BPF program (kernel.bpf_stats_enabled=1 only).");
-	for (i = 0; i < n && i < 8; i++)
+	for (i = 0; i < n && i < 16; i++)
 		fprintf(o, "ngx_sockmap_bpf_prog_run_seconds_total{program=\"%s\"} %.9f\n",
 			progs[i].name, info[i].run_time_ns / 1e9);
 	help(o, "ngx_sockmap_bpf_prog_runs_total", "counter",
 	     "Runs of each BPF program (kernel.bpf_stats_enabled=1 only).");
-	for (i = 0; i < n && i < 8; i++)
+	for (i = 0; i < n && i < 16; i++)
 		fprintf(o, "ngx_sockmap_bpf_prog_runs_total{program=\"%s\"} %llu\n", progs[i].name,
 			(unsigned long long)info[i].run_cnt);
 }
@@ -123,7 +123,7 @@ static bool bpf_stats_enabled(void)
 void metrics_render(FILE *o, const struct metrics_src *src)
 {
 	const struct agent_info *info = src->info;
-	struct prog_ref progs[8];
+	struct prog_ref progs[16];
 	struct counters c;
 	int i, n;
 
@@ -156,9 +156,9 @@ void metrics_render(FILE *o, const struct metrics_src *src)
 	if (src->feed)
 		ring_metrics(o, src->feed);
 	if (bpf_stats_enabled() && src->dp) {
-		n = dataplane_progs(src->dp, progs, 8);
+		n = dataplane_progs(src->dp, progs, 16);
 		if (observer_running(src->xdp))
-			n += observer_progs(src->xdp, progs + n, 8 - n);
+			n += observer_progs(src->xdp, progs + n, 16 - n);
 		prog_stats(o, progs, n);
 	}
 }

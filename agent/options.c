@@ -136,3 +136,30 @@ long parse_sample_every(const char *s)
 		return -1;
 	return (long)v;
 }
+
+int parse_size(const char *s, uint64_t *bytes)
+{
+	unsigned long long v;
+	unsigned int shift = 0;
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -1;
+	switch (*end) {
+	case 'K': case 'k': shift = 10; end++; break;
+	case 'M': case 'm': shift = 20; end++; break;
+	case 'G': case 'g': shift = 30; end++; break;
+	}
+	if (*end == 'i')
+		end++; /* "64Mi" */
+	if (*end == 'B')
+		end++; /* "64MB", "64MiB": binary all the same */
+	if (*end || v > (1ULL << 40) >> shift)
+		return -1;
+	*bytes = (uint64_t)v << shift;
+	return 0;
+}

@@ -27,6 +27,8 @@ struct run_opts {
 	const char *xdp_ifaces[MAX_TARGETS];
 	int n_xdp;
 	unsigned int xdp_sample;      /* 1 frame in N into the event ring; 0: none */
+	uint64_t max_unread;          /* per reader, bytes (--max-unread) */
+	uint64_t unread_budget;       /* host-wide, bytes; 0: from tcp_mem */
 	bool metrics;                 /* serve /metrics (--metrics off: no) */
 	struct sockaddr_storage metrics_addr;
 	socklen_t metrics_addr_len;
@@ -45,6 +47,9 @@ int parse_ports(const char *s, struct port_set *set, char *err, size_t errlen);
 /* "--xdp-sample" value: 0 (no samples) or a power of two up to 65536
  * (the XDP program tests the low bits of a count).  Returns it, or -1. */
 long parse_sample_every(const char *s);
+/* "64M", "512K", "1G", "1048576" -> bytes (binary units).  Returns 0, or
+ * -1 for anything else (or more than 1 TiB). */
+int parse_size(const char *s, uint64_t *bytes);
 /* Decimal pid > 0 that fits pid_t. Returns the pid or -1. */
 int parse_pid(const char *s);
 static inline bool port_set_has(const struct port_set *set, uint16_t port)

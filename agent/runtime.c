@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #include <errno.h>
+#include <stdlib.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
+#include "addrs.h"
 #include "counters.h"
 #include "follow.h"
 #include "log.h"
@@ -23,6 +25,28 @@ void runtime_publish(struct runtime *rt)
 	memcpy(rt->info.cgroups, rt->dp.targets, sizeof(rt->dp.targets[0]) * rt->dp.n_targets);
 	if (state_write(&rt->info, &rt->maps))
 		pr_warn("writing %s/agent.state failed: status will not find this agent\n", run_dir());
+}
+
+void runtime_refresh_netns(struct runtime *rt, const struct cg_target *cgs, int ncg)
+{
+	struct netns_ref *ns;
+	size_t n;
+	int count;
+
+	if (!cgs) {
+		cgs = rt->dp.targets;
+		ncg = rt->dp.n_targets;
+	}
+	if (netns_of_cgroups(cgs, ncg, &ns, &n))
+		return;
+	free(rt->ns);
+	rt->ns = ns;
+	rt->n_ns = n;
+	rt->enforcer.ns = ns;
+	rt->enforcer.n_ns = n;
+	count = addrs_sync(rt->maps.fd[MAP_LOCAL_ADDRS], ns, n);
+	if (count >= 0)
+		rt->enforcer.local_addrs = count;
 }
 
 /* -v: one line of progress every SUMMARY_EVERY_SEC. */
@@ -60,6 +84,7 @@ static void follow_peers(struct runtime *rt)
 	}
 	if (added) {
 		fflush(stdout);
+		runtime_refresh_netns(rt, NULL, 0);
 		runtime_publish(rt);
 	}
 }
@@ -71,6 +96,8 @@ static void tick(struct runtime *rt, uint64_t n)
 	feed_drain(&rt->feed);
 	if (observer_running(&rt->xdp))
 		topk_tick(&rt->topk, rt->maps.fd[MAP_SRC_STATS]);
+	runtime_refresh_netns(rt, NULL, 0);
+	enforcer_tick(&rt->enforcer);
 	ticks += n;
 	if (rt->follow && ticks % FOLLOW_EVERY_TICKS == 0)
 		follow_peers(rt);
@@ -105,7 +132,7 @@ static int timer(time_t first_sec, time_t every_sec)
  * -v summary timer. */
 int runtime_serve(struct runtime *rt)
 {
-	int ep, sfd, tick_fd, sum_fd = -1, wake_fd, http_fd, ret = 0;
+	int ep, sfd, tick_fd, sum_fd = -1, wake_fd, http_fd, reset_fd, ret = 0;
 	struct signalfd_siginfo si;
 	struct epoll_event got;
 	uint64_t ticks;
@@ -124,6 +151,8 @@ int runtime_serve(struct runtime *rt)
 		sum_fd = timer(SUMMARY_EVERY_SEC, SUMMARY_EVERY_SEC);
 	wake_fd = feed_epoll_fd(&rt->feed);
 	http_fd = rt->metrics.daemon ? rt->metrics.epoll_fd : -1;
+	reset_fd = enforcer_epoll_fd(&rt->enforcer);
+	watch(ep, reset_fd);
 	watch(ep, sfd);
 	watch(ep, tick_fd);
 	watch(ep, sum_fd);
@@ -143,6 +172,8 @@ int runtime_serve(struct runtime *rt)
 			if (read(tick_fd, &ticks, sizeof(ticks)) > 0)
 				tick(rt, ticks);
 			metrics_serve(&rt->metrics);
+		} else if (got.data.fd == reset_fd) {
+			enforcer_on_requests(&rt->enforcer);
 		} else if (got.data.fd == wake_fd) {
 			feed_on_wakeup(&rt->feed);
 		} else if (got.data.fd == http_fd) {

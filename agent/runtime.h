@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include "dataplane.h"
+#include "enforcer.h"
 #include "event_feed.h"
 #include "maps.h"
 #include "metrics.h"
@@ -20,6 +21,9 @@
 
 struct runtime {
 	struct dataplane dp;
+	struct enforcer enforcer;
+	struct netns_ref *ns;     /* namespaces of tracked processes */
+	size_t n_ns;
 	struct xdp_observer xdp;
 	struct event_feed feed;
 	struct topk_window topk;
@@ -34,6 +38,10 @@ struct runtime {
 
 /* Write agent.state from what is attached now. */
 void runtime_publish(struct runtime *rt);
+/* Find the namespaces of the processes in these cgroups (NULL: the
+ * attached ones) again, and their addresses (local_addrs): before the
+ * first attach, after each, every tick. */
+void runtime_refresh_netns(struct runtime *rt, const struct cg_target *cgs, int n);
 /* Serve until SIGINT/SIGTERM (blocked by the caller: taken through a
  * signalfd here).  0, or -errno when the loop itself failed. */
 int runtime_serve(struct runtime *rt);

@@ -153,6 +153,30 @@ static void judge(const struct agent_maps *maps, bool has_tot_len, struct selfte
 	}
 }
 
+/* The private cgroup: under the hierarchy's root, or, where the agent may
+ * not write there (a container with no CAP_DAC_OVERRIDE: the root is
+ * 0555), under the agent's own cgroup. */
+static int make_private_cgroup(const char *mnt, char *cg, size_t len)
+{
+	struct cg_target own = {};
+	char err[256] = "";
+	int e;
+
+	snprintf(cg, len, "%s/ngx-sockmap-selftest.%d", mnt, getpid());
+	if (!mkdir(cg, 0755))
+		return 0;
+	e = errno;
+	if ((e == EACCES || e == EPERM || e == EROFS) &&
+	    !cg2_of_pid(mnt, getpid(), &own, err, sizeof(err))) {
+		if (snprintf(cg, len, "%.*s/ngx-sockmap-selftest.%d", (int)(len - 40), own.path,
+			     getpid()) < (int)len && !mkdir(cg, 0755))
+			return 0;
+		e = errno;
+	}
+	pr_warn("selftest: mkdir %s: %s\n", cg, strerror(e));
+	return -e;
+}
+
 int selftest_run(const char *cg2_mnt, struct selftest_report *r)
 {
 	const struct dataplane_params params = {
@@ -171,13 +195,10 @@ int selftest_run(const char *cg2_mnt, struct selftest_report *r)
 	for (i = 0; i < SELFTEST_CHECKS; i++)
 		r->checks[i].result = ST_SKIP;
 
-	snprintf(cg, sizeof(cg), "%s/ngx-sockmap-selftest.%d", cg2_mnt, getpid());
-	snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg);
-	if (mkdir(cg, 0755) && errno != EEXIST) {
-		ret = -errno;
-		pr_warn("selftest: mkdir %s: %s\n", cg, strerror(errno));
+	ret = make_private_cgroup(cg2_mnt, cg, sizeof(cg));
+	if (ret)
 		return ret;
-	}
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg);
 	ret = dataplane_load(&dp, &params);
 	if (!ret)
 		ret = dataplane_attach_msg(&dp);

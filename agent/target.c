@@ -1,6 +1,12 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <unistd.h>
+#include <ftw.h>
 #include <mntent.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +14,7 @@
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <linux/magic.h>
+#include "log.h"
 #include "options.h"
 #include "target.h"
 
@@ -37,6 +44,22 @@ int cg2_mount(char *out, size_t len)
 	}
 	endmntent(f);
 	return -ENOENT;
+}
+
+void cg2_join_host_ns(void)
+{
+	char ours[64] = "", host[64] = "";
+	int fd;
+
+	if (readlink("/proc/self/ns/cgroup", ours, sizeof(ours) - 1) < 0 ||
+	    readlink("/proc/1/ns/cgroup", host, sizeof(host) - 1) < 0 || !strcmp(ours, host))
+		return;
+	fd = open("/proc/1/ns/cgroup", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (setns(fd, CLONE_NEWCGROUP) == 0)
+		pr_info("joined the host's cgroup namespace (%s)\n", host);
+	close(fd);
 }
 
 int cg2_resolve(const char *mnt, const char *path, struct cg_target *t,
@@ -78,33 +101,107 @@ int cg2_resolve(const char *mnt, const char *path, struct cg_target *t,
 	return 0;
 }
 
-int cg2_of_pid(const char *mnt, int pid, struct cg_target *t, char *err, size_t errlen)
+/* The "0::" path of pid (cgroup v2, cgroup-v2.rst "Processes"; see
+ * cg2_mount), relative to the reader's cgroup namespace root. */
+static int proc_cgroup(int pid, char *out, size_t len)
 {
 	char file[64], line[PATH_MAX + 16];
-	FILE *f;
 	int ret = -ENOENT;
+	FILE *f;
+
+	snprintf(file, sizeof(file), "/proc/%d/cgroup", pid);
+	f = fopen(file, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "0::", 3))
+			continue;
+		line[strcspn(line, "\n")] = 0;
+		ret = snprintf(out, len, "%s", line + 3) < (int)len ? 0 : -ENAMETOOLONG;
+		break;
+	}
+	fclose(f);
+	return ret;
+}
+
+static bool procs_has(const char *dir, int pid)
+{
+	char path[PATH_MAX + 16];
+	bool found = false;
+	FILE *f;
+	int p;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (!found && fscanf(f, "%d", &p) == 1)
+		found = p == pid;
+	fclose(f);
+	return found;
+}
+
+static char ns_root[PATH_MAX]; /* host directory of our cgroupns root */
+static int ns_root_pid;
+
+static int find_self(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (flag == FTW_D && procs_has(path, ns_root_pid)) {
+		snprintf(ns_root, sizeof(ns_root), "%s", path);
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * The mount directory our cgroup namespace's root is.  On the host that is
+ * the mount itself.  A container with its own cgroup namespace that could
+ * not join the host's (cg2_join_host_ns needs ptrace rights on pid 1) sees
+ * itself at "/" and everyone else at "/../..."; its root is its own cgroup,
+ * found once by the directory whose cgroup.procs lists us (hostPID: our pid
+ * is the host's).
+ */
+static const char *cgns_root(const char *mnt)
+{
+	char own[PATH_MAX];
+
+	if (ns_root[0])
+		return ns_root;
+	snprintf(ns_root, sizeof(ns_root), "%s", mnt);
+	if (proc_cgroup(getpid(), own, sizeof(own)) || strcmp(own, "/") || procs_has(mnt, getpid()))
+		return ns_root; /* not in a private namespace's root */
+	ns_root_pid = getpid();
+	if (nftw(mnt, find_self, 16, FTW_PHYS | FTW_MOUNT) == 1)
+		pr_info("cgroup namespace root: %s\n", ns_root);
+	else
+		snprintf(ns_root, sizeof(ns_root), "%s", mnt);
+	return ns_root;
+}
+
+int cg2_of_pid(const char *mnt, int pid, struct cg_target *t, char *err, size_t errlen)
+{
+	char rel[PATH_MAX], abs[PATH_MAX * 2];
+	int ret;
 
 	if (kill(pid, 0) && errno == ESRCH) {
 		snprintf(err, errlen, "pid %d: no such process", pid);
 		return -ESRCH;
 	}
-	/* the "0::" line: cgroup v2 (cgroup-v2.rst "Processes"); see cg2_mount */
-	snprintf(file, sizeof(file), "/proc/%d/cgroup", pid);
-	f = fopen(file, "r");
-	if (!f) {
-		snprintf(err, errlen, "pid %d: %s", pid, strerror(errno));
-		return -errno;
+	ret = proc_cgroup(pid, rel, sizeof(rel));
+	if (ret == -ENOENT) {
+		snprintf(err, errlen, "pid %d is in no cgroup v2 (no 0:: line in /proc/%d/cgroup)",
+			 pid, pid);
+		return ret;
 	}
-	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, "0::", 3))
-			continue;
-		line[strcspn(line, "\n")] = 0;
-		ret = cg2_resolve(mnt, line[3] == '/' && line[4] ? line + 4 : ".", t, err, errlen);
-		break;
+	if (ret) {
+		snprintf(err, errlen, "pid %d: %s", pid, strerror(-ret));
+		return ret;
 	}
-	fclose(f);
-	if (ret == -ENOENT && !err[0])
-		snprintf(err, errlen, "pid %d is in no cgroup v2 (no 0:: line in %s)", pid, file);
+	/* relative to our namespace's root; realpath() folds the ".." */
+	snprintf(abs, sizeof(abs), "%s%s", cgns_root(mnt), rel);
+	ret = cg2_resolve(mnt, abs, t, err, errlen);
 	if (!ret)
 		snprintf(t->reason, sizeof(t->reason), "named: pid %d", pid);
 	return ret;

@@ -23,6 +23,11 @@ int cg2_mount(char *out, size_t len);
  * with a one-line reason in err. */
 int cg2_resolve(const char *mnt, const char *path, struct cg_target *t,
 		char *err, size_t errlen);
+/* In a container with its own cgroup namespace, /proc/PID/cgroup paths
+ * are relative to the container's root ("0::/../x"): join the host's
+ * (pid 1's, with hostPID) so that paths name real directories of the
+ * mount.  Quietly does nothing where not needed or not allowed. */
+void cg2_join_host_ns(void);
 /* The cgroup v2 directory a process lives in. */
 int cg2_of_pid(const char *mnt, int pid, struct cg_target *t, char *err, size_t errlen);
 /* First line of FILE as a pid. */

@@ -10,17 +10,21 @@
  *      up the endpoint the active end registered under the reverse of its
  *      own key (the key has the netns cookie for loopback addresses);
  *   2. ISN cross-match: its snd_nxt/rcv_nxt at ESTABLISHED equal the
- *      registered end's rcv_nxt/snd_nxt at ESTABLISHED.  Two unrelated
- *      connections with the same 4-tuple (other namespaces) match with
- *      probability 2^-64;
- *   3. claim: cmpxchg of the endpoint's peer_cookie from 0, so one
- *      registered end is claimed at most once, or withdrawn.
- * Redirects are keyed by socket cookie (unique host-wide, never reused),
- * never by 4-tuple, so a stale or foreign socket can't be hit.
+ *      registered end's rcv_nxt/snd_nxt at ESTABLISHED;
+ *   3. nonce: the ACK that made the passive end ESTABLISHED carried the
+ *      random nonce the active end registered.  ISNs are predictable and,
+ *      with TCP_REPAIR or a forged SYN-ACK, choosable by a tracked process
+ *      in another namespace; the nonce travels only on the wire between
+ *      the two real ends;
+ *   4. claim: one compare-and-swap of the endpoint's claim word from the
+ *      nonce to the claimer's cookie, so one registration is claimed at
+ *      most once, or withdrawn, and never after its memory was reused.
+ * Redirects are keyed by socket cookie plus ISN (one life of one socket),
+ * never by 4-tuple, so a stale, foreign or reused socket can't be hit.
  *
  * A socket is in the SOCKHASH only while it is (or may still become)
  * paired, and no TCP byte ever reaches a socket while it is in there: on
- * this kernel FIONREAD of a sockmap socket counts only redirected bytes
+ * 6.18 FIONREAD of a sockmap socket counts only redirected bytes
  * (net/ipv4/tcp_bpf.c, tcp_bpf_ioctl), and nginx stops reading when
  * FIONREAD says 0, so TCP bytes behind it would hang the connection.
  *   - the passive end pairs at ESTABLISHED or is never inserted;
@@ -28,11 +32,16 @@
  *     and leaves at its first send or first packet in if nobody claimed
  *     it: before any TCP byte is queued to it;
  *   - a paired direction stays redirected for life (peer closing aside).
+ * What can't be delivered as TCP would (a splicing reader, MSG_OOB, a
+ * reader past --max-unread) ends the connection with a reset on both ends
+ * instead (guard.bpf.c, the agent's enforcer).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
+#include <bpf/bpf_endian.h>
 #include "accel.h"
+#include "accel_maps.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -44,24 +53,19 @@ const volatile __u32 short_conn_msgs = 4;
 /* Send a direction to TCP when its reader falls behind.  Only where the
  * self-test showed FIONREAD counts TCP bytes of a sockmap socket too. */
 const volatile __u32 slow_reader_fallback = 0;
+/* Unread redirected bytes one reader may hold (--max-unread): past it the
+ * connection is ended.  0: no cap (the self-test's private copy). */
+const volatile __u64 max_unread = 64ULL << 20;
+/* Insert an active end only when its peer's address belongs to a network
+ * namespace with tracked processes (local_addrs, kept by the agent). */
+const volatile __u32 check_local_addrs = 0;
 /* Set only in the self-test's private data plane: lets it force sends
  * through TCP (accel_config.test_force_tcp).  0 here, so the verifier
  * drops that map lookup from every sendmsg of the real data plane. */
 const volatile __u32 selftest_knobs = 0;
-
-struct {
-	__uint(type, BPF_MAP_TYPE_SOCKHASH);
-	__uint(max_entries, ACCEL_MAX_SOCKETS);
-	__type(key, __u64);   /* socket cookie */
-	__type(value, __u64);
-} sock_hash SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct sock_state);
-} sk_state SEC(".maps");
+/* Test builds only: spin this many rounds between the passive end's
+ * checks and its claim, to widen the race the claim protocol closes. */
+const volatile __u32 test_claim_delay = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -72,25 +76,33 @@ struct {
 } endpoints SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct accel_stats);
-} accel_stats SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 65536);
-	__type(key, __u32);
-	__type(value, struct port_profile);
-} port_profiles SEC(".maps");
-
-struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct accel_config);
 } accel_config SEC(".maps");
+
+/* Addresses of the network namespaces where tracked processes live. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LOCAL_ADDRS_MAX);
+	__type(key, __u32[4]);
+	__type(value, __u32);
+} local_addrs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, DEST_PROFILES_MAX);
+	__type(key, struct dest_key);
+	__type(value, struct dest_profile);
+} dest_profiles SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct agent_gauges);
+} agent_gauges SEC(".maps");
 
 /* Connection events for the agent (paired, fell back, closed): an arena
  * ring read zero-copy, with batched wake-ups (event_ring.h).  One event
@@ -111,6 +123,10 @@ struct {
 	__uint(max_entries, 4096);
 } ring_wakeups SEC(".maps");
 
+#define TCPHDR_SYN 0x02
+#define TCPHDR_ACK 0x10
+#define SHUTDOWN_MASK 3 /* RCV_SHUTDOWN | SEND_SHUTDOWN (include/net/sock.h) */
+
 static __always_inline void emit_conn(__u16 kind, __u64 cookie, __u64 peer, __u16 sport,
 				      __u8 reason, __u64 bytes, __u32 msgs)
 {
@@ -128,23 +144,6 @@ static __always_inline void emit_conn(__u16 kind, __u64 cookie, __u64 peer, __u1
 	ev->conn.reason = reason;
 	event_ring_publish(&ring, pos, &ring_wakeups);
 }
-
-static __always_inline struct accel_stats *stats(void)
-{
-	__u32 zero = 0;
-
-	return bpf_map_lookup_elem(&accel_stats, &zero);
-}
-
-/* sk_msg and sock_ops programs can be preempted on this CPU by another run
- * of the same program (task context), so even per-CPU slots need atomic
- * adds; uncontended, they cost a locked add on a local cache line. */
-#define STAT_ADD(field, n)                                      \
-	do {                                                    \
-		struct accel_stats *__s = stats();              \
-		if (__s)                                        \
-			__sync_fetch_and_add(&__s->field, (n)); \
-	} while (0)
 
 /* A socket we tracked or tried to pair did not get (or lost) the redirect
  * path: count it and tell the agent.  The decisions taken before a socket
@@ -203,15 +202,14 @@ static __always_inline int key_from_sockops(struct sock_key *k, struct bpf_sock_
 #define SK_USER_DATA_FLAGS     7ULL
 
 /*
- * Our psock address and receive buffer, for the peer's slow-reader check.
- * sk_msg can't look a peer socket up (no bpf_sk_release for that program
- * type), so each end hands the other the address of its psock, and the
- * sender reads psock->msg_tot_len (the kernel's count of unread
- * redirected bytes, the one FIONREAD reports) with bpf_probe_read_kernel,
- * which never faults.  A read after the peer closed may see garbage; its
- * worst effect is a fall-back to TCP, which is always safe, and the
- * redirect itself fails then anyway (the peer's cookie is gone).
- * Returns 0 when this kernel's psock has no msg_tot_len: no bound.
+ * Our psock address and receive buffer, for the peer's checks of how much
+ * it left unread.  sk_msg can't look a peer socket up (no bpf_sk_release
+ * for that program type), so each end hands the other the address of its
+ * psock, and the sender reads psock->msg_tot_len (the kernel's count of
+ * unread redirected bytes, the one FIONREAD reports) with
+ * bpf_probe_read_kernel, which never faults.  A read after the peer closed
+ * may see garbage; the redirect itself fails then anyway (its key is gone).
+ * Returns 0 when this kernel's psock has no msg_tot_len.
  */
 static __always_inline __u64 own_psock(struct bpf_sock *sk, __u32 *rcvbuf)
 {
@@ -228,18 +226,50 @@ static __always_inline __u64 own_psock(struct bpf_sock *sk, __u32 *rcvbuf)
 	return ud & ~SK_USER_DATA_FLAGS;
 }
 
+/* Is psock the psock of the socket with this cookie?  The claimer writes
+ * its psock address just before its claim; this rules out a write by a
+ * claimer whose claim then failed. */
+static __always_inline bool psock_is_of(__u64 psock, __u64 cookie)
+{
+	struct sock *sk = NULL;
+	__u64 c = 0;
+
+	if (!psock)
+		return false;
+	bpf_probe_read_kernel(&sk, sizeof(sk),
+			      (void *)(psock + bpf_core_field_offset(struct sk_psock, sk)));
+	if (!sk)
+		return false;
+	bpf_probe_read_kernel(&c, sizeof(c),
+			      (void *)sk + bpf_core_field_offset(struct sock, __sk_common.skc_cookie));
+	return c == cookie;
+}
+
+static __always_inline bool has_ulp(struct bpf_sock *sk)
+{
+	struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
+
+	return tp && BPF_CORE_READ(tp, inet_conn.icsk_ulp_ops);
+}
+
 /* Both ends see the same ISN sum, so they agree on which connections
  * are the 1-in-N sample: an end tracked alone would pay for nothing. */
-static __always_inline int port_is_short_lived(__u16 sport, __u32 isn_sum)
+static __always_inline int port_is_skipped(__u16 sport, __u32 isn_sum, enum fallback_reason *why)
 {
 	__u32 key = sport;
 	struct port_profile *pp;
 
+	pp = bpf_map_lookup_elem(&port_profiles, &key);
+	if (!pp)
+		return 0;
+	if (pp->hazards) {
+		*why = FB_HAZARD;
+		return 1;
+	}
 	if (!short_conn_msgs || isn_sum % SHORT_SAMPLE_EVERY == 0)
 		return 0;
-	pp = bpf_map_lookup_elem(&port_profiles, &key);
-	return pp && pp->samples >= SHORT_MIN_SAMPLES &&
-	       pp->ewma_msgs_x16 < short_conn_msgs * 16;
+	*why = FB_SHORT_LIVED;
+	return pp->samples >= SHORT_MIN_SAMPLES && pp->ewma_msgs_x16 < short_conn_msgs * 16;
 }
 
 static __always_inline void port_profile_update(__u16 sport, __u32 msgs)
@@ -266,6 +296,7 @@ static __always_inline int worth_tracking(struct bpf_sock_ops *skops, __u16 *spo
 {
 	__u16 lport = skops->local_port;
 	__u16 rport = sock_key_remote_port(skops->remote_port);
+	enum fallback_reason why = FB_POLICY;
 	struct accel_config *cfg;
 	__u32 zero = 0;
 
@@ -274,8 +305,8 @@ static __always_inline int worth_tracking(struct bpf_sock_ops *skops, __u16 *spo
 		return -1;
 	}
 	*sport = skops->op == BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB ? lport : rport;
-	if (port_is_short_lived(*sport, skops->snd_nxt + skops->rcv_nxt)) {
-		STAT_ADD(fallbacks[FB_SHORT_LIVED], 1);
+	if (port_is_skipped(*sport, skops->snd_nxt + skops->rcv_nxt, &why)) {
+		STAT_ADD(fallbacks[why], 1);
 		return -1;
 	}
 	cfg = bpf_map_lookup_elem(&accel_config, &zero);
@@ -296,29 +327,89 @@ static __always_inline int worth_tracking(struct bpf_sock_ops *skops, __u16 *spo
 	return 0;
 }
 
-/* Insert ourselves into the SOCKHASH under our cookie, with fresh state.
- * bpf_sock_hash_update is only allowed from the ESTABLISHED and LISTEN
- * callbacks (net/core/sock_map.c, sock_map_op_okay). */
-static __always_inline struct sock_state *track_self(struct bpf_sock_ops *skops,
-						     struct bpf_sock *sk, __u64 *cookie)
+/* Can the active end's peer be a tracked socket at all?  Loopback peers
+ * are in our own namespace; others must have an address of a namespace
+ * where tracked processes live, and a destination that never paired is
+ * skipped (sampled).  At most two lookups, no insert, no event. */
+static __always_inline int peer_may_be_tracked(const struct sock_key *key, __u32 isn_sum)
 {
+	struct dest_key dk = {};
+	struct dest_profile *dp;
+
+	if (!check_local_addrs || sock_key_is_loopback(key))
+		return 1;
+	if (!bpf_map_lookup_elem(&local_addrs, key->remote_ip)) {
+		STAT_ADD(skipped[SKIP_REMOTE], 1);
+		return 0;
+	}
+	__builtin_memcpy(dk.addr, key->remote_ip, sizeof(dk.addr));
+	dk.port = key->remote_port;
+	dp = bpf_map_lookup_elem(&dest_profiles, &dk);
+	if (dp && dp->withdrawn_in_row >= NEVER_PAIRS_AFTER && isn_sum % SHORT_SAMPLE_EVERY) {
+		STAT_ADD(skipped[SKIP_NEVER_PAIRS], 1);
+		return 0;
+	}
+	return 1;
+}
+
+/* How a registration of the active end ended: feeds never_pairs. */
+static __always_inline void dest_note(const struct sock_key *key, bool paired)
+{
+	struct dest_key dk = {};
+	struct dest_profile *dp, init = { .withdrawn_in_row = 1 };
+
+	if (!check_local_addrs || sock_key_is_loopback(key))
+		return;
+	__builtin_memcpy(dk.addr, key->remote_ip, sizeof(dk.addr));
+	dk.port = key->remote_port;
+	dp = bpf_map_lookup_elem(&dest_profiles, &dk);
+	if (dp)
+		dp->withdrawn_in_row = paired ? 0 : dp->withdrawn_in_row + 1;
+	else if (!paired)
+		bpf_map_update_elem(&dest_profiles, &dk, &init, BPF_NOEXIST);
+}
+
+/*
+ * Begin this life of the socket: fresh state, inserted into the SOCKHASH
+ * under {cookie, own ISN + 1}.  A socket reused with connect(AF_UNSPEC)
+ * whose old life is still in the map (STATE_CB could not tell the
+ * disconnect, see track_closed) leaves it first: deleting purges the old
+ * life's unread redirected bytes, as tcp_disconnect() purged its receive
+ * queue.  bpf_sock_hash_update is only allowed from the ESTABLISHED and
+ * LISTEN callbacks (net/core/sock_map.c, sock_map_op_okay).
+ */
+static __always_inline struct sock_state *life_begin(struct bpf_sock_ops *skops,
+						     struct bpf_sock *sk)
+{
+	__u64 life = ((__u64)skops->snd_nxt << 32) | skops->rcv_nxt;
 	struct sock_state *st;
+	struct sock_id self;
 
 	st = bpf_sk_storage_get(&sk_state, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
 	if (!st) {
 		STAT_ADD(fallbacks[FB_NO_ROOM], 1);
 		return NULL;
 	}
-	/* An ancestor and a descendant cgroup both attached run us twice. */
-	if (st->flags & SS_TRACKED)
+	/* An ancestor and a descendant cgroup both attached would run us
+	 * twice for one life (the agent attaches neither twice). */
+	if (st->life == life && (st->flags & SS_TRACKED))
 		return NULL;
-	*cookie = bpf_get_socket_cookie(skops);
-	if (bpf_sock_hash_update(skops, &sock_hash, cookie, BPF_NOEXIST)) {
+	if (st->flags & SS_IN_MAP) {
+		self = st->self;
+		bpf_map_delete_elem(&sock_hash, &self);
+		STAT_ADD(reused, 1);
+	}
+	__builtin_memset(st, 0, sizeof(*st));
+	st->life = life;
+	st->cookie = bpf_get_socket_cookie(skops);
+	st->self.cookie = st->cookie;
+	st->self.isn = skops->snd_nxt;
+	self = st->self;
+	if (bpf_sock_hash_update(skops, &sock_hash, &self, BPF_NOEXIST)) {
 		STAT_ADD(fallbacks[FB_NO_ROOM], 1);
 		return NULL;
 	}
-	st->flags = SS_TRACKED;
-	st->cookie = *cookie;
+	st->flags = SS_TRACKED | SS_IN_MAP;
 	STAT_ADD(sockets_added, 1);
 	return st;
 }
@@ -326,11 +417,20 @@ static __always_inline struct sock_state *track_self(struct bpf_sock_ops *skops,
 /* Leave the SOCKHASH: allowed from sock_ops (kernel/bpf/verifier.c,
  * may_update_sockmap).  Safe only while nothing was redirected to us:
  * dropping the psock purges unread redirected bytes. */
-static __always_inline void untrack_self(struct sock_state *st, __u64 cookie)
+static __always_inline void untrack_self(struct sock_state *st)
 {
-	bpf_map_delete_elem(&sock_hash, &cookie);
-	st->flags = (st->flags & ~(SS_TRACKED | SS_ENDPOINT | SS_PAIRED)) | SS_TCP;
+	struct sock_id self = st->self;
+
+	bpf_map_delete_elem(&sock_hash, &self);
+	st->flags = (st->flags & ~(SS_TRACKED | SS_IN_MAP | SS_ENDPOINT | SS_PAIRED)) | SS_TCP;
 	STAT_ADD(sockets_closed, 1);
+}
+
+static __always_inline __u64 new_nonce(void)
+{
+	__u64 n = ((__u64)bpf_get_prandom_u32() << 32) | bpf_get_prandom_u32();
+
+	return (n | EP_NONCE_BIT) & ~1ULL;
 }
 
 /* Active end: register, wait to be claimed. */
@@ -341,18 +441,36 @@ static __always_inline void track_active(struct bpf_sock_ops *skops)
 	struct sock_state *st;
 	struct bpf_sock *sk;
 	struct endpoint *e;
-	__u64 cookie = 0;
 	__u16 sport;
 	long err;
 
 	sk = skops->sk;
-	if (!sk || worth_tracking(skops, &sport) || key_from_sockops(&key, skops))
+	if (!sk)
 		return;
-	st = track_self(skops, sk, &cookie);
+	/* No SYN-ACK: a TCP_REPAIR socket reaches ESTABLISHED without a
+	 * handshake and with the sequence numbers it chose
+	 * (tcp_finish_connect(sk, NULL), net/ipv4/tcp_output.c tcp_connect) */
+	if (!(skops->skb_tcp_flags & TCPHDR_SYN)) {
+		STAT_ADD(fallbacks[FB_REPAIR], 1);
+		return;
+	}
+	if (worth_tracking(skops, &sport) || key_from_sockops(&key, skops))
+		return;
+	if (!peer_may_be_tracked(&key, skops->snd_nxt + skops->rcv_nxt))
+		return;
+	/* the kernel refuses a socket with a ULP into a sockmap anyway */
+	if (has_ulp(sk)) {
+		STAT_ADD(fallbacks[FB_ULP], 1);
+		return;
+	}
+	st = life_begin(skops, sk);
 	if (!st)
 		return;
 	st->service_port = sport;
-	ne.cookie = cookie;
+	st->nonce = new_nonce();
+	ne.cookie = st->cookie;
+	ne.nonce = st->nonce;
+	ne.claim = st->nonce;
 	ne.psock = own_psock(sk, &ne.rcvbuf);
 	ne.snd_isn = skops->snd_nxt;
 	ne.rcv_isn = skops->rcv_nxt;
@@ -364,31 +482,94 @@ static __always_inline void track_active(struct bpf_sock_ops *skops)
 			e = bpf_map_lookup_elem(&endpoints, &key);
 			if (e)
 				__sync_fetch_and_or(&e->flags, EP_AMBIGUOUS);
-			NOTE_FALLBACK(FB_AMBIGUOUS, cookie, sport);
+			NOTE_FALLBACK(FB_AMBIGUOUS, st->cookie, sport);
 		} else {
-			NOTE_FALLBACK(FB_NO_ROOM, cookie, sport);
+			NOTE_FALLBACK(FB_NO_ROOM, st->cookie, sport);
 		}
-		untrack_self(st, cookie);
+		untrack_self(st);
 		return;
 	}
-	st->flags |= SS_ENDPOINT;
+	STAT_ADD(endpoints_added, 1);
+	st->flags |= SS_ENDPOINT | SS_NONCE_OUT;
 	/* STATE_CB: see the close.  PARSE_ALL_HDR_OPT: be called on our first
 	 * packet in, to leave before a TCP byte is queued to us if nobody
-	 * claimed us (tcp_input.c, bpf_skops_parse_hdr). */
+	 * claimed us (tcp_input.c, bpf_skops_parse_hdr).  WRITE_HDR_OPT: put
+	 * the nonce on the final ACK, which tcp_rcv_synsent_state_process()
+	 * sends right after this callback. */
 	bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags |
 					 BPF_SOCK_OPS_STATE_CB_FLAG |
-					 BPF_SOCK_OPS_PARSE_ALL_HDR_OPT_CB_FLAG);
+					 BPF_SOCK_OPS_PARSE_ALL_HDR_OPT_CB_FLAG |
+					 BPF_SOCK_OPS_WRITE_HDR_OPT_CB_FLAG);
+}
+
+/* The nonce option on the active end's outgoing packets, until the first
+ * one carried it (the final ACK of the handshake). */
+static __always_inline void nonce_opt_len(struct bpf_sock_ops *skops)
+{
+	struct sock_state *st;
+	struct bpf_sock *sk = skops->sk;
+
+	if (!sk)
+		return;
+	st = bpf_sk_storage_get(&sk_state, sk, 0, 0);
+	if (st && (st->flags & SS_NONCE_OUT))
+		bpf_reserve_hdr_opt(skops, sizeof(struct nonce_opt), 0);
+}
+
+static __always_inline void nonce_opt_write(struct bpf_sock_ops *skops)
+{
+	struct nonce_opt opt = { .kind = NONCE_OPT_KIND, .len = sizeof(opt) };
+	struct sock_state *st;
+	struct bpf_sock *sk = skops->sk;
+
+	if (!sk)
+		return;
+	st = bpf_sk_storage_get(&sk_state, sk, 0, 0);
+	if (!st || !(st->flags & SS_NONCE_OUT))
+		return;
+	opt.exid = bpf_htons(NONCE_OPT_EXID);
+	opt.nonce_hi = bpf_htonl(st->nonce >> 32);
+	opt.nonce_lo = bpf_htonl((__u32)st->nonce);
+	if (bpf_store_hdr_opt(skops, &opt, sizeof(opt), 0))
+		return;
+	st->flags &= ~SS_NONCE_OUT;
+	bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags &
+					 ~BPF_SOCK_OPS_WRITE_HDR_OPT_CB_FLAG);
+}
+
+/* The nonce in the ACK that made the passive end ESTABLISHED
+ * (skops->skb there, net/ipv4/tcp_input.c bpf_skops_established); 0 when
+ * it carried none. */
+static __always_inline __u64 ack_nonce(struct bpf_sock_ops *skops)
+{
+	/* search by kind and 2-byte ExID: len 4 says "match the ExID"
+	 * (net/core/filter.c, bpf_sock_ops_load_hdr_opt) */
+	struct nonce_opt opt = { .kind = NONCE_OPT_KIND, .len = 4 };
+
+	opt.exid = bpf_htons(NONCE_OPT_EXID);
+	if (bpf_load_hdr_opt(skops, &opt, sizeof(opt), 0) != sizeof(opt))
+		return 0;
+	return ((__u64)bpf_ntohl(opt.nonce_hi) << 32) | bpf_ntohl(opt.nonce_lo);
+}
+
+static __always_inline void test_delay(void)
+{
+	__u32 i;
+
+	for (i = 0; i < test_claim_delay && i < 1000000; i++)
+		barrier_var(i);
 }
 
 /* Passive end: pair now, or never be tracked. */
 static __always_inline void track_passive(struct bpf_sock_ops *skops)
 {
 	struct sock_key key = {}, rkey = {};
+	__u64 owner, nonce, claim, psock;
+	__u32 snd_isn, rcv_isn, rcvbuf, peer_rcvbuf;
 	struct sock_state *st;
 	struct bpf_sock *sk;
 	struct endpoint *e;
-	__u64 cookie = 0, psock;
-	__u32 rcvbuf;
+	__u64 my_psock;
 	__u16 sport;
 
 	sk = skops->sk;
@@ -396,7 +577,21 @@ static __always_inline void track_passive(struct bpf_sock_ops *skops)
 		return;
 	sock_key_reverse(&rkey, &key);
 	e = bpf_map_lookup_elem(&endpoints, &rkey);
-	if (!e || e->peer_cookie) {
+	if (!e) {
+		NOTE_FALLBACK(FB_NO_PEER, bpf_get_socket_cookie(skops), sport);
+		return;
+	}
+	/* The claim word first, with a full barrier (a fetching atomic):
+	 * while it still holds the nonce, the entry was not deleted, so the
+	 * fields read after it are that registration's. */
+	claim = __sync_fetch_and_or(&e->claim, 0);
+	nonce = e->nonce;
+	owner = e->cookie;
+	snd_isn = e->snd_isn;
+	rcv_isn = e->rcv_isn;
+	psock = e->psock;
+	peer_rcvbuf = e->rcvbuf;
+	if (claim != nonce || !(nonce & EP_NONCE_BIT)) {
 		NOTE_FALLBACK(FB_NO_PEER, bpf_get_socket_cookie(skops), sport);
 		return;
 	}
@@ -404,34 +599,70 @@ static __always_inline void track_passive(struct bpf_sock_ops *skops)
 		NOTE_FALLBACK(FB_AMBIGUOUS, bpf_get_socket_cookie(skops), sport);
 		return;
 	}
-	/* Same mirrored 4-tuple but another connection (other namespace) */
-	if (e->snd_isn != skops->rcv_nxt || e->rcv_isn != skops->snd_nxt) {
-		NOTE_FALLBACK(FB_NO_PEER, bpf_get_socket_cookie(skops), sport);
+	/* Same mirrored 4-tuple but another connection (another namespace),
+	 * or an impostor that copied the tuple and ISNs but can't have seen
+	 * the nonce: it travels only between the two real ends. */
+	if (snd_isn != skops->rcv_nxt || rcv_isn != skops->snd_nxt ||
+	    ack_nonce(skops) != nonce) {
+		NOTE_FALLBACK(FB_UNPROVEN, bpf_get_socket_cookie(skops), sport);
 		return;
 	}
-	st = track_self(skops, sk, &cookie);
+	if (has_ulp(sk)) {
+		STAT_ADD(fallbacks[FB_ULP], 1);
+		return;
+	}
+	st = life_begin(skops, sk);
 	if (!st)
 		return;
-	psock = own_psock(sk, &rcvbuf);
-	e->peer_psock = psock;
-	e->peer_rcvbuf = rcvbuf;
-	/* The claim; a fetching atomic is fully ordered, so the owner sees
-	 * the fields above once it sees our cookie. */
-	if (__sync_val_compare_and_swap(&e->peer_cookie, 0, cookie) != 0) {
+	st->service_port = sport;
+	test_delay();
+	my_psock = own_psock(sk, &rcvbuf);
+	/* Handed over before the claim (the claim is a full barrier); the
+	 * owner checks the psock really is ours (psock_is_of). */
+	if (e->claim == nonce) {
+		e->peer_psock = my_psock;
+		e->peer_rcvbuf = rcvbuf;
+	}
+	if (__sync_val_compare_and_swap(&e->claim, nonce, st->cookie) != nonce) {
 		/* withdrawn (its first byte went out) or claimed meanwhile */
-		NOTE_FALLBACK(FB_NO_PEER, cookie, sport);
-		untrack_self(st, cookie);
+		NOTE_FALLBACK(FB_NO_PEER, st->cookie, sport);
+		untrack_self(st);
 		return;
 	}
-	st->service_port = sport;
-	st->peer_cookie = e->cookie;
-	st->peer_psock = e->psock;
-	st->peer_rcvbuf = e->rcvbuf;
+	st->peer.cookie = owner;
+	st->peer.isn = snd_isn;
+	st->peer_psock = psock;
+	st->peer_rcvbuf = peer_rcvbuf;
 	st->flags |= SS_PAIRED;
 	STAT_ADD(pairs, 1);
-	emit_conn(EV_PAIRED, cookie, e->cookie, sport, 0, 0, 0);
+	emit_conn(EV_PAIRED, st->cookie, owner, sport, 0, 0, 0);
 	bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags |
 					 BPF_SOCK_OPS_STATE_CB_FLAG);
+}
+
+/* Take the endpoint back from the rendezvous: returns the claimer's
+ * cookie, or 0 when nobody claimed it (now nobody can).  Deletes it. */
+static __always_inline __u64 endpoint_withdraw(struct sock_state *st, struct sock_key *key,
+					       struct endpoint **claimed)
+{
+	struct endpoint *e;
+	__u64 got;
+
+	st->flags &= ~SS_ENDPOINT;
+	e = bpf_map_lookup_elem(&endpoints, key);
+	if (!e || e->cookie != st->cookie || e->nonce != st->nonce)
+		return 0;
+	got = __sync_val_compare_and_swap(&e->claim, st->nonce, EP_WITHDRAWN);
+	*claimed = e;
+	if (got == st->nonce)
+		got = 0;
+	return got;
+}
+
+static __always_inline void endpoint_delete(struct sock_key *key)
+{
+	if (!bpf_map_delete_elem(&endpoints, key))
+		STAT_ADD(endpoints_removed, 1);
 }
 
 /*
@@ -441,28 +672,28 @@ static __always_inline void track_passive(struct bpf_sock_ops *skops)
  */
 static __always_inline int active_decide(struct sock_state *st, struct sock_key *key)
 {
-	struct endpoint *e;
+	struct endpoint *e = NULL;
 	__u64 peer;
 
 	if (st->flags & SS_PAIRED)
 		return 0;
 	if (!(st->flags & SS_ENDPOINT))
 		return -1;
-	e = bpf_map_lookup_elem(&endpoints, key);
-	if (!e)
-		return -1;
-	peer = __sync_val_compare_and_swap(&e->peer_cookie, 0, EP_WITHDRAWN);
-	if (peer && peer != EP_WITHDRAWN) {
-		st->peer_cookie = peer;
+	peer = endpoint_withdraw(st, key, &e);
+	if (peer && e) {
+		st->peer.cookie = peer;
+		st->peer.isn = e->rcv_isn;
 		st->peer_psock = e->peer_psock;
 		st->peer_rcvbuf = e->peer_rcvbuf;
-		st->flags = (st->flags & ~SS_ENDPOINT) | SS_PAIRED;
-		bpf_map_delete_elem(&endpoints, key);
-		return 0;
+		/* A claimer that lost wrote its psock here too: keep only
+		 * the winner's, else nothing bounds what we queue to it. */
+		if (!psock_is_of(st->peer_psock, peer))
+			st->peer_psock = 0;
+		st->flags |= SS_PAIRED;
 	}
-	st->flags &= ~SS_ENDPOINT;
-	bpf_map_delete_elem(&endpoints, key);
-	return -1;
+	endpoint_delete(key);
+	dest_note(key, peer != 0);
+	return peer ? 0 : -1;
 }
 
 /* First packet in for an active end: decide, and leave the SOCKHASH if
@@ -472,7 +703,6 @@ static __always_inline void active_first_packet(struct bpf_sock_ops *skops)
 	struct sock_key key = {};
 	struct sock_state *st;
 	struct bpf_sock *sk;
-	__u64 cookie;
 
 	bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags &
 					 ~BPF_SOCK_OPS_PARSE_ALL_HDR_OPT_CB_FLAG);
@@ -488,16 +718,41 @@ static __always_inline void active_first_packet(struct bpf_sock_ops *skops)
 		return;
 	if (!(st->flags & SS_TCP)) /* not counted at a send already */
 		NOTE_FALLBACK(FB_NO_PEER, st->cookie, st->service_port);
-	cookie = bpf_get_socket_cookie(skops);
-	untrack_self(st, cookie);
+	untrack_self(st);
+}
+
+/*
+ * TCP_CLOSE of a tracked socket.  Usually the socket is being closed and
+ * the kernel already took it out of the SOCKHASH (sock_map_close runs
+ * before tcp_close).  But connect(AF_UNSPEC) runs tcp_disconnect(), which
+ * leaves it in, with its psock and the old peer's unread redirected bytes,
+ * and tcp_bpf has no disconnect hook: the app would read the old peer's
+ * bytes after reconnecting (TCP purged its receive queue).  tcp_disconnect
+ * sets TCP_CLOSE before it sets sk_err, with the socket not shut down both
+ * ways; every other way to TCP_CLOSE with the socket still open (a reset,
+ * a timeout, tcp_abort) sets sk_err first, or comes after both FINs
+ * (sk_shutdown == SHUTDOWN_MASK), and there the app may still read what
+ * arrived, as with TCP.  So: no error and not fully shut down is a
+ * disconnect, and the socket leaves the SOCKHASH now, which purges the old
+ * life's redirected bytes (net/ipv4/tcp.c tcp_disconnect,
+ * net/core/skmsg.c sk_psock_drop).  What this misses, life_begin() catches
+ * at the next ESTABLISHED.
+ */
+static __always_inline bool is_disconnect(struct bpf_sock *sk)
+{
+	struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
+
+	return tp && !BPF_CORE_READ(tp, inet_conn.icsk_inet.sk.sk_err) &&
+	       BPF_CORE_READ(tp, inet_conn.icsk_inet.sk.sk_shutdown) != SHUTDOWN_MASK;
 }
 
 static __always_inline void track_closed(struct bpf_sock_ops *skops)
 {
+	struct endpoint *e = NULL;
 	struct sock_key key = {};
 	struct sock_state *st;
 	struct bpf_sock *sk;
-	struct endpoint *e;
+	__u64 peer;
 
 	/* One load of skops->sk: the verifier tracks each load separately */
 	sk = skops->sk;
@@ -506,25 +761,28 @@ static __always_inline void track_closed(struct bpf_sock_ops *skops)
 	st = bpf_sk_storage_get(&sk_state, sk, 0, 0);
 	if (!st || !(st->flags & SS_TRACKED))
 		return;
-	STAT_ADD(sockets_closed, 1);
-	emit_conn(EV_CLOSED, st->cookie, st->peer_cookie, st->service_port, 0,
+	emit_conn(EV_CLOSED, st->cookie, st->peer.cookie, st->service_port, 0,
 		  st->redirected_bytes, st->msgs);
 	port_profile_update(st->service_port, st->msgs);
 	if (st->flags & SS_PAIRED)
 		STAT_ADD(paired_closed, 1);
-	if (st->flags & SS_ENDPOINT) {
-		st->flags &= ~SS_ENDPOINT;
-		if (key_from_sockops(&key, skops))
-			return;
-		e = bpf_map_lookup_elem(&endpoints, &key);
-		if (e && e->cookie == bpf_get_socket_cookie(skops)) {
-			/* claimed but never adopted: a pair all the same */
-			if (e->peer_cookie && e->peer_cookie != EP_WITHDRAWN)
-				STAT_ADD(paired_closed, 1);
-			bpf_map_delete_elem(&endpoints, &key);
-		}
+	if ((st->flags & SS_ENDPOINT) && !key_from_sockops(&key, skops)) {
+		peer = endpoint_withdraw(st, &key, &e);
+		/* claimed but never adopted: a pair all the same */
+		if (peer)
+			STAT_ADD(paired_closed, 1);
+		if (e)
+			endpoint_delete(&key);
 	}
-	st->flags &= ~SS_TRACKED;
+	if ((st->flags & SS_IN_MAP) && is_disconnect(sk)) {
+		struct sock_id self = st->self;
+
+		bpf_map_delete_elem(&sock_hash, &self);
+		st->flags &= ~SS_IN_MAP;
+		STAT_ADD(reused, 1);
+	}
+	STAT_ADD(sockets_closed, 1);
+	st->flags &= ~(SS_TRACKED | SS_ENDPOINT);
 }
 
 SEC("sockops")
@@ -539,6 +797,12 @@ int sockops_track(struct bpf_sock_ops *skops)
 		break;
 	case BPF_SOCK_OPS_PARSE_HDR_OPT_CB:
 		active_first_packet(skops);
+		break;
+	case BPF_SOCK_OPS_HDR_OPT_LEN_CB:
+		nonce_opt_len(skops);
+		break;
+	case BPF_SOCK_OPS_WRITE_HDR_OPT_CB:
+		nonce_opt_write(skops);
 		break;
 	case BPF_SOCK_OPS_STATE_CB:
 		if (skops->args[1] == BPF_TCP_CLOSE)
@@ -581,25 +845,46 @@ static __always_inline int fall_back(struct sock_state *st, enum fallback_reason
 }
 
 /*
- * Redirected bytes bypass the receiver's buffer accounting: bpf_tcp_ingress()
- * (net/ipv4/tcp_bpf.c) charges them with sk_wmem_schedule(), which only the
- * global tcp_mem limit stops.  So we bound them ourselves: a direction whose
- * reader already has unread redirected bytes and would go past its
- * sk_rcvbuf falls back to TCP for good, where the receive window pushes
- * back.  Unread redirected bytes per reader stay below
- * max(sk_rcvbuf, one message); a message is at most the sender's send
- * buffer (tcp_bpf_sendmsg copies at most what sk_stream_memory_free allows).
+ * This connection can't go on redirected and can't move to TCP here: end
+ * it.  The send fails (SK_DROP: sendmsg returns EACCES, or a short count,
+ * net/ipv4/tcp_bpf.c tcp_bpf_send_verdict), so nothing more is queued,
+ * and the agent resets both ends (bpf_sock_destroy: ECONNABORTED here,
+ * a RST there); the port is learned so its next connections aren't paired.
  */
-static __always_inline int peer_backlogged(const struct sock_state *st, __u32 size)
+static __always_inline int doom(struct sock_state *st, struct sk_msg_md *msg,
+				enum reset_reason why)
+{
+	st->flags |= SS_DOOMED;
+	st->doom_reason = why;
+	port_learn_hazard(st->service_port, why);
+	request_reset(st->cookie, bpf_get_netns_cookie(msg), why);
+	return SK_DROP;
+}
+
+/* Unread redirected bytes of the peer's psock (the kernel's own count,
+ * what FIONREAD reports on kernels that have it). */
+static __always_inline __u32 peer_unread(const struct sock_state *st)
 {
 	__u32 queued = 0;
 
-	if (!st->peer_psock)
-		return 0;
-	bpf_probe_read_kernel(&queued, sizeof(queued),
-			      (void *)(st->peer_psock +
-				       bpf_core_field_offset(struct sk_psock, msg_tot_len)));
-	return queued && (__u64)queued + size > st->peer_rcvbuf;
+	if (st->peer_psock)
+		bpf_probe_read_kernel(&queued, sizeof(queued),
+				      (void *)(st->peer_psock +
+					       bpf_core_field_offset(struct sk_psock, msg_tot_len)));
+	return queued;
+}
+
+/* Is this task inside a send() with MSG_OOB (guard.bpf.c's tracepoints)?
+ * One array lookup (inlined) per send while nobody sends urgent data. */
+static __always_inline bool sending_oob(void)
+{
+	__u32 zero = 0;
+	__u64 *n = bpf_map_lookup_elem(&oob_count, &zero), me;
+
+	if (!n || !*n)
+		return false;
+	me = bpf_get_current_pid_tgid();
+	return bpf_map_lookup_elem(&oob_senders, &me) != NULL;
 }
 
 SEC("sk_msg")
@@ -609,10 +894,10 @@ int msg_redirect(struct sk_msg_md *msg)
 	struct accel_config *cfg;
 	struct sock_key key = {};
 	struct sock_state *st;
+	struct sock_id peer;
 	struct bpf_sock *sk;
 	__u32 size = msg->size;
-	__u32 zero = 0;
-	__u64 peer;
+	__u32 zero = 0, queued;
 
 	sk = msg->sk;
 	if (!sk)
@@ -621,6 +906,8 @@ int msg_redirect(struct sk_msg_md *msg)
 	if (!st)
 		return fall_back(st, FB_NO_ROOM, size);
 	st->msgs++;
+	if (st->flags & SS_DOOMED)
+		return SK_DROP; /* being reset: see doom() */
 	if (st->flags & SS_TCP) {
 		count_send(false, size);
 		return SK_PASS;
@@ -641,10 +928,26 @@ int msg_redirect(struct sk_msg_md *msg)
 			key.netns = bpf_get_netns_cookie(msg);
 		if (active_decide(st, &key))
 			return fall_back(st, FB_NO_PEER, size);
+		/* a lost psock handover: nothing could bound what we queue */
+		if (!st->peer_psock && max_unread &&
+		    bpf_core_field_exists(struct sk_psock, msg_tot_len))
+			return doom(st, msg, RS_SLOW_READER);
 	}
-	if (slow_reader_fallback && peer_backlogged(st, size))
+	/* Urgent data redirected would land inline in the peer's stream
+	 * (tcp_bpf has no MSG_OOB path): send it through TCP where moving
+	 * to TCP is safe, else end the connection. */
+	if (sending_oob()) {
+		port_learn_hazard(st->service_port, RS_OOB);
+		if (slow_reader_fallback)
+			return fall_back(st, FB_HAZARD, size);
+		return doom(st, msg, RS_OOB);
+	}
+	queued = peer_unread(st);
+	if (slow_reader_fallback && queued && (__u64)queued + size > st->peer_rcvbuf)
 		return fall_back(st, FB_SLOW_READER, size);
-	peer = st->peer_cookie;
+	if (max_unread && (__u64)queued + size > max_unread)
+		return doom(st, msg, RS_SLOW_READER);
+	peer = st->peer;
 	/* On a missing key (the peer closed) the helper returns SK_DROP and
 	 * sets no redirect; we must still return SK_PASS, or sendmsg fails
 	 * with EACCES (net/core/sock_map.c bpf_msg_redirect_hash). */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * Structures shared by bpf/accel.bpf.c and the agent.  One definition each;
- * agent code includes this header, never a copy of it.
+ * Structures shared by the data plane (bpf/accel.bpf.c), its guard
+ * (bpf/guard.bpf.c) and the agent.  One definition each; agent code
+ * includes this header, never a copy of it.
  */
 #ifndef NGX_SOCKMAP_ACCEL_H
 #define NGX_SOCKMAP_ACCEL_H
@@ -12,94 +13,166 @@
 
 /*
  * Why a socket is not accelerated.  Counted once per socket, when decided.
- * A socket in the SOCKHASH never receives a byte through TCP: on this
- * kernel FIONREAD on it counts only redirected bytes (tcp_bpf_ioctl), and
- * nginx stops reading when FIONREAD says 0.  So a socket is tracked only
- * while paired, and a paired direction never switches to TCP, except when
- * the peer is gone, or for a slow reader on a kernel whose FIONREAD
- * counts TCP bytes too (selftest: fionread_tcp).
+ * A socket in the SOCKHASH never receives a byte through TCP: on 6.18
+ * FIONREAD on it counts only redirected bytes (tcp_bpf_ioctl), and nginx
+ * stops reading when FIONREAD says 0.  So a socket is tracked only while
+ * paired, and a paired direction never switches to TCP, except when the
+ * peer is gone, or on a kernel whose FIONREAD counts TCP bytes too
+ * (selftest: fionread_tcp).
  */
-#define FALLBACK_REASONS(X)                                                        \
-	X(FB_NO_PEER, "no_peer")         /* peer not tracked here or gone */       \
-	X(FB_AMBIGUOUS, "ambiguous")     /* a key seen twice: never pair on it */  \
-	X(FB_STICKY_TCP, "sticky_tcp")   /* bytes went through TCP before */       \
-	X(FB_SLOW_READER, "slow_reader") /* peer's unread bytes reached the bound */ \
-	X(FB_PAUSED, "paused")           /* established while paused */            \
-	X(FB_POLICY, "policy")           /* port policy: not tracked at all */     \
-	X(FB_NO_ROOM, "no_room")         /* a map was full */                      \
-	X(FB_SHORT_LIVED, "short_lived") /* its port carries short connections */
+#define FALLBACK_REASONS(X)                                                          \
+	X(FB_NO_PEER, "no_peer")         /* peer not tracked here, or gone */        \
+	X(FB_AMBIGUOUS, "ambiguous")     /* a key seen twice: never pair on it */    \
+	X(FB_STICKY_TCP, "sticky_tcp")   /* bytes went through TCP before */         \
+	X(FB_SLOW_READER, "slow_reader") /* the reader fell behind: TCP for good */  \
+	X(FB_PAUSED, "paused")           /* established while paused */              \
+	X(FB_POLICY, "policy")           /* port policy: not tracked at all */       \
+	X(FB_NO_ROOM, "no_room")         /* a map was full */                        \
+	X(FB_SHORT_LIVED, "short_lived") /* its port carries short connections */    \
+	X(FB_UNPROVEN, "unproven")       /* 4-tuple matched, ISNs or nonce did not */ \
+	X(FB_REPAIR, "repair")           /* established without a handshake */       \
+	X(FB_ULP, "ulp")                 /* the socket has a ULP (kTLS, ...) */      \
+	X(FB_HAZARD, "hazard")           /* its port showed a hazard before */
 
 enum fallback_reason { FALLBACK_REASONS(NAMES_ENUM) FB__MAX };
 
+/* Connections never inserted because their peer can't be a tracked socket
+ * here: the cheapest decision, one map lookup. */
+#define SKIP_REASONS(X)                                                           \
+	X(SKIP_REMOTE, "remote")           /* peer address in no tracked netns */ \
+	X(SKIP_NEVER_PAIRS, "never_pairs") /* that destination never paired */
+
+enum skip_reason { SKIP_REASONS(NAMES_ENUM) SKIP__MAX };
+
+/*
+ * Connections the agent ended, both ends reset (bpf_sock_destroy), because
+ * redirecting could no longer deliver their bytes as TCP would.  The port
+ * is learned (port_profile.hazards): its later connections are not paired.
+ */
+#define RESET_REASONS(X)                                                            \
+	X(RS_SLOW_READER, "slow_reader") /* unread bytes reached --max-unread */    \
+	X(RS_SPLICE, "splice")           /* the reader splices: can't see them */   \
+	X(RS_OOB, "oob")                 /* MSG_OOB where TCP fallback is unsafe */ \
+	X(RS_BUDGET, "budget")           /* host-wide unread budget exceeded */
+
+enum reset_reason { RESET_REASONS(NAMES_ENUM) RS__MAX };
+
 #ifndef __bpf__
 static const char *const fallback_names[FB__MAX] = { FALLBACK_REASONS(NAMES_STR) };
+static const char *const skip_names[SKIP__MAX] = { SKIP_REASONS(NAMES_STR) };
+static const char *const reset_names[RS__MAX] = { RESET_REASONS(NAMES_STR) };
 #endif
 
 /* Per-CPU counters (array map of one element, summed by the agent). */
 struct accel_stats {
 	__u64 sockets_added;     /* inserted into sock_hash */
-	__u64 sockets_closed;    /* tracked sockets that reached TCP_CLOSE */
+	__u64 sockets_closed;    /* tracked sockets that left it */
 	__u64 pairs;             /* pairs formed */
 	__u64 paired_closed;     /* paired sockets that reached TCP_CLOSE */
 	__u64 redirected_msgs;
 	__u64 redirected_bytes;
 	__u64 tcp_msgs;          /* sends of tracked sockets that took TCP */
 	__u64 tcp_bytes;
+	__u64 endpoints_added;   /* registrations (endpoints gauge, no walk) */
+	__u64 endpoints_removed;
+	__u64 ulp_refused;       /* setsockopt(TCP_ULP) refused on a tracked socket */
+	__u64 reused;            /* tracked sockets reused (connect AF_UNSPEC) */
 	__u64 fallbacks[FB__MAX];
+	__u64 skipped[SKIP__MAX];
+	__u64 resets[RS__MAX];   /* counted by the enforcer, per connection */
+};
+
+/* A socket's key in sock_hash: one life of one socket.  The cookie is the
+ * socket's for good; a socket reused with connect(AF_UNSPEC) gets a new
+ * life (its own ISN + 1 at ESTABLISHED), so a peer of its old life can
+ * never redirect into the new one. */
+struct sock_id {
+	__u64 cookie;
+	__u32 isn;
+	__u32 _pad;
 };
 
 /* Per-socket state, in socket local storage (sk_state map). */
 enum sock_state_flags {
 	SS_TCP       = 1 << 0, /* this socket's send direction is on TCP for good */
 	SS_ENDPOINT  = 1 << 1, /* we own an entry in the endpoints map */
-	SS_PAIRED    = 1 << 2, /* peer_cookie is the other end of our connection */
-	SS_AMBIGUOUS = 1 << 3, /* our key collided: never pair */
-	SS_TRACKED   = 1 << 4, /* in sock_hash (sock_ops may run once per
-				* attached ancestor cgroup: act once) */
+	SS_PAIRED    = 1 << 2, /* peer is the other end of our connection */
+	SS_TRACKED   = 1 << 4, /* tracked in this life (until TCP_CLOSE) */
+	SS_IN_MAP    = 1 << 5, /* in sock_hash under self (until we delete it) */
+	SS_DOOMED    = 1 << 6, /* sends refused; the agent resets the connection */
+	SS_NONCE_OUT = 1 << 7, /* active end: the nonce option is still to be sent */
 };
 
 struct sock_state {
 	__u64 cookie;            /* our own socket cookie (events) */
-	__u64 peer_cookie;       /* socket cookie of the peer (sock_hash key) */
-	__u32 msgs;              /* sends by this socket (redirected or TCP) */
-	__u16 service_port;      /* the server's port of this connection */
-	__u16 _pad;
+	__u64 life;              /* ISNs of this life: (snd << 32) | rcv */
+	struct sock_id self;     /* our sock_hash key */
+	struct sock_id peer;     /* the peer's sock_hash key (paired) */
+	__u64 nonce;             /* active end: what its final ACK carries */
 	__u64 peer_psock;        /* address of the peer's struct sk_psock, only
 				  * ever read with bpf_probe_read_kernel() */
 	__u64 redirected_bytes;  /* bytes we redirected: ss -ti won't show them */
-	__u32 peer_rcvbuf;       /* slow-reader bound: peer's sk_rcvbuf */
+	__u32 msgs;              /* sends by this socket (redirected or TCP) */
+	__u32 peer_rcvbuf;       /* slow-reader fallback: peer's sk_rcvbuf */
 	__u32 flags;             /* enum sock_state_flags */
+	__u16 service_port;      /* the server's port of this connection */
+	__u8 doom_reason;        /* enum reset_reason, with SS_DOOMED */
+	__u8 _pad;
 };
 
 /*
  * Rendezvous entry.  The active end (connect) reaches ESTABLISHED first and
- * registers its key here; the passive end (accept) looks it up under the
- * reversed key, checks the initial sequence numbers cross-match and claims
- * it.  peer_cookie is the one word both race on, with cmpxchg from 0: the
- * passive end writes its cookie (paired), or the active end writes
- * EP_WITHDRAWN when it must decide before anyone claimed it (its first send
- * or first packet in).  Whoever loses leaves the SOCKHASH.
+ * registers its key here with a random nonce, which its final ACK also
+ * carries in a TCP option; the passive end (accept) looks it up under the
+ * reversed key, checks the ISNs cross-match and that the ACK that made it
+ * ESTABLISHED carried the same nonce, and claims it.
+ *
+ * claim is the one word both race on: it holds the nonce while unclaimed;
+ * the passive end swaps it for its cookie (paired), the active end for
+ * EP_WITHDRAWN when it must decide before anyone claimed it (its first
+ * send or first packet in, or its close).  Nothing deletes an entry whose
+ * claim still holds its nonce, and a nonce is never reused, so a claim can
+ * only land on the registration it was validated against, even though a
+ * deleted element's memory is reused at once by the next insert
+ * (kernel/bpf/hashtab.c, bpf_mem_alloc free lists).
  */
 enum endpoint_flags {
 	EP_AMBIGUOUS = 1 << 0,
 };
 
 #define EP_WITHDRAWN (~0ULL)
+/* Nonces have the top bit set and the low bit clear: never a socket
+ * cookie (a counter), never EP_WITHDRAWN. */
+#define EP_NONCE_BIT (1ULL << 63)
 
 struct endpoint {
-	/* written by the owner (active end) at registration */
+	/* written by the owner (active end) at registration, then constant */
 	__u64 cookie;      /* owner's socket cookie */
+	__u64 nonce;       /* owner's nonce (also in its final ACK) */
 	__u64 psock;       /* owner's psock address (slow-reader check) */
 	__u32 snd_isn;     /* owner's snd_nxt at ESTABLISHED (its ISN + 1) */
 	__u32 rcv_isn;     /* owner's rcv_nxt at ESTABLISHED (peer's ISN + 1) */
 	__u32 rcvbuf;      /* owner's sk_rcvbuf at ESTABLISHED */
-	__u32 flags;       /* enum endpoint_flags */
-	/* written by the claimer before its cmpxchg on peer_cookie */
+	__u32 flags;       /* enum endpoint_flags (atomic or) */
+	/* written by the claimer just before its claim */
 	__u64 peer_psock;
 	__u32 peer_rcvbuf;
 	__u32 _pad;
-	__u64 peer_cookie; /* 0, the claimer's cookie, or EP_WITHDRAWN */
+	__u64 claim;       /* nonce, the claimer's cookie, or EP_WITHDRAWN */
 };
+
+/* The TCP option that carries the nonce (RFC 6994 experimental option,
+ * kind 254, with our 16-bit ExID), only on the active end's final ACK of a
+ * connection whose peer may be tracked here. */
+#define NONCE_OPT_KIND 254
+#define NONCE_OPT_EXID 0x4e53 /* "NS", network order on the wire */
+struct nonce_opt {
+	__u8 kind;
+	__u8 len;
+	__u16 exid;     /* network order */
+	__u32 nonce_hi; /* network order halves of the nonce */
+	__u32 nonce_lo;
+} __attribute__((packed));
 
 /*
  * What connections on one service port (the server's port: local port of
@@ -109,16 +182,39 @@ struct endpoint {
  * redirected request saves, so new connections on a port whose average is
  * below short_conn_msgs are not tracked; one in SHORT_SAMPLE_EVERY still
  * is, so the average follows the traffic.  Updates race (no lock): it is a
- * heuristic and a lost update only delays it.
+ * heuristic and a lost update only delays it.  hazards: what the port's
+ * connections showed (enum port_hazard bits); set once, never sampled
+ * again: every one cost a reset.
  */
 struct port_profile {
 	__u32 ewma_msgs_x16; /* messages per socket, fixed point x16 */
 	__u32 samples;       /* sockets that fed the average */
+	__u32 hazards;       /* 1 << enum reset_reason, 1 << PH_ULP */
+	__u32 _pad;
 };
+
+#define PH_ULP RS__MAX /* hazards bit: a ULP was refused on this port */
 
 #define SHORT_EWMA_SHIFT   3  /* new sample weighs 1/8 */
 #define SHORT_MIN_SAMPLES  32 /* don't judge a port before this many */
 #define SHORT_SAMPLE_EVERY 16 /* keep tracking 1 connection in 16 */
+
+/* A destination (address, port) the active end connects to: how its
+ * tracked connections ended.  Connections to one that withdrew
+ * NEVER_PAIRS_AFTER times in a row without a pair are not inserted; 1 in
+ * SHORT_SAMPLE_EVERY still is, so a peer that becomes tracked is found. */
+struct dest_key {
+	__u32 addr[4]; /* v4-mapped, network order */
+	__u16 port;    /* host order */
+	__u16 _pad;
+};
+
+struct dest_profile {
+	__u32 withdrawn_in_row;
+};
+
+#define NEVER_PAIRS_AFTER 8
+#define DEST_PROFILES_MAX 16384
 
 /* Runtime switches the agent writes (array map of one element). */
 struct accel_config {
@@ -126,6 +222,33 @@ struct accel_config {
 	__u32 test_force_tcp; /* self-test only: every send takes TCP */
 };
 
+/* A connection the data plane (or the guard) wants ended: the agent's
+ * enforcer resets both ends (reset_requests ring buffer). */
+struct reset_request {
+	__u64 cookie;       /* a socket of the connection */
+	__u64 netns_cookie; /* its network namespace */
+	__u32 reason;       /* enum reset_reason */
+	__u32 _pad;
+};
+
+/* A connection the agent asked the guard's enforcer iterator to end
+ * (guard.bpf.c doomed map, keyed by socket cookie). */
+struct doom_entry {
+	__u32 reason;  /* enum reset_reason */
+	__u32 primary; /* 1: the socket a request named (counted once) */
+};
+
+/* Levels the agent measures and the data plane's readers show (array map
+ * of one element, written by the agent). */
+struct agent_gauges {
+	__u64 unread_bytes;     /* redirected bytes not read yet, all sockets */
+	__u64 unread_max_bytes; /* the largest one socket holds */
+	__u64 unread_limit;     /* --max-unread, per socket */
+	__u64 unread_budget;    /* host-wide */
+	__u64 local_addrs;      /* addresses of tracked namespaces known */
+};
+
 #define ACCEL_MAX_SOCKETS 131072
+#define LOCAL_ADDRS_MAX   4096
 
 #endif /* NGX_SOCKMAP_ACCEL_H */

@@ -107,8 +107,26 @@ static void test_sample_every(void)
 	CHECK(parse_sample_every("") == -1 && parse_sample_every("64k") == -1, "junk refused");
 }
 
+static void test_sizes(void)
+{
+	uint64_t v = 0;
+
+	CHECK(!parse_size("64M", &v) && v == 64ULL << 20, "64M: %llu", (unsigned long long)v);
+	CHECK(!parse_size("512K", &v) && v == 512ULL << 10, "512K");
+	CHECK(!parse_size("1G", &v) && v == 1ULL << 30, "1G");
+	CHECK(!parse_size("64MiB", &v) && v == 64ULL << 20, "64MiB");
+	CHECK(!parse_size("1048576", &v) && v == 1048576, "plain bytes");
+	CHECK(!parse_size("0", &v) && v == 0, "0");
+	CHECK(parse_size("", &v), "empty refused");
+	CHECK(parse_size("-1M", &v), "negative refused");
+	CHECK(parse_size("64X", &v), "unknown unit refused");
+	CHECK(parse_size("2048G", &v), "over 1 TiB refused");
+	CHECK(parse_size("M", &v), "no number refused");
+}
+
 int main(void)
 {
+	test_sizes();
 	test_ports();
 	test_pid();
 	test_sample_every();

@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <bpf/bpf.h>
+#include "accel.h"
+#include "addrs.h"
+#include "log.h"
+
+struct addr16 {
+	__u32 a[4]; /* v4-mapped, network order: as struct sock_key */
+};
+
+struct addr_set {
+	struct addr16 v[LOCAL_ADDRS_MAX];
+	size_t n;
+};
+
+static void add(struct addr_set *s, int family, const void *data)
+{
+	struct addr16 x = {};
+	size_t i;
+
+	if (family == AF_INET) {
+		x.a[2] = htonl(0xffff);
+		memcpy(&x.a[3], data, 4);
+	} else {
+		memcpy(x.a, data, 16);
+	}
+	for (i = 0; i < s->n; i++)
+		if (!memcmp(&s->v[i], &x, sizeof(x)))
+			return;
+	if (s->n < LOCAL_ADDRS_MAX)
+		s->v[s->n++] = x;
+}
+
+/*
+ * One RTM_GETADDR dump of the current namespace into s.  The namespace may
+ * be an unprivileged user's, who can send netlink unicasts to our socket
+ * there: the socket is connected to the kernel, and every datagram must
+ * come from port id 0 and answer our sequence number, with every length
+ * checked (as diag_parse.c does for sock_diag).  A forged address would
+ * only make a remote peer look local, which costs it an insert; pairing
+ * still needs its proof.
+ */
+static int dump_addrs(struct addr_set *s)
+{
+	static __u32 seq;
+	struct {
+		struct nlmsghdr nlh;
+		struct ifaddrmsg ifa;
+	} req = {
+		.nlh = { .nlmsg_len = sizeof(req), .nlmsg_type = RTM_GETADDR,
+			 .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP },
+		.ifa = { .ifa_family = AF_UNSPEC },
+	};
+	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK }, self, from;
+	static char buf[32768];
+	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	socklen_t slen = sizeof(self);
+	int fd, ret = 0, done = 0;
+	ssize_t n;
+
+	fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&kernel, sizeof(kernel)) ||
+	    getsockname(fd, (struct sockaddr *)&self, &slen)) {
+		ret = -errno;
+		goto out;
+	}
+	req.nlh.nlmsg_seq = ++seq;
+	req.nlh.nlmsg_pid = self.nl_pid;
+	if (send(fd, &req, sizeof(req), 0) < 0) {
+		ret = -errno;
+		goto out;
+	}
+	while (!done) {
+		struct nlmsghdr *h;
+		size_t left;
+
+		mh.msg_name = &from;
+		mh.msg_namelen = sizeof(from);
+		n = recvmsg(fd, &mh, 0);
+		if (n < 0) {
+			ret = -errno;
+			break;
+		}
+		if ((mh.msg_flags & MSG_TRUNC) || mh.msg_namelen < sizeof(from) || from.nl_pid ||
+		    from.nl_groups)
+			continue; /* not the kernel's, or cut: ignore it */
+		left = n;
+		for (h = (struct nlmsghdr *)buf; NLMSG_OK(h, left); h = NLMSG_NEXT(h, left)) {
+			struct ifaddrmsg *ifa = NLMSG_DATA(h);
+			struct rtattr *a;
+			int alen;
+
+			if (h->nlmsg_seq != req.nlh.nlmsg_seq || h->nlmsg_pid != self.nl_pid)
+				continue;
+			if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR) {
+				done = 1;
+				break;
+			}
+			if (h->nlmsg_type != RTM_NEWADDR || h->nlmsg_len < NLMSG_LENGTH(sizeof(*ifa)))
+				continue;
+			alen = h->nlmsg_len - NLMSG_LENGTH(sizeof(*ifa));
+			for (a = IFA_RTA(ifa); RTA_OK(a, alen); a = RTA_NEXT(a, alen)) {
+				size_t want = ifa->ifa_family == AF_INET ? 4 : 16;
+
+				if ((a->rta_type == IFA_LOCAL || a->rta_type == IFA_ADDRESS) &&
+				    (ifa->ifa_family == AF_INET || ifa->ifa_family == AF_INET6) &&
+				    RTA_PAYLOAD(a) == want)
+					add(s, ifa->ifa_family, RTA_DATA(a));
+			}
+		}
+	}
+out:
+	close(fd);
+	return ret;
+}
+
+static int cmp(const void *x, const void *y)
+{
+	return memcmp(x, y, sizeof(struct addr16));
+}
+
+int addrs_sync(int map_fd, const struct netns_ref *ns, size_t n)
+{
+	static struct addr_set now;
+	struct addr16 key, next;
+	__u32 one = 1;
+	int self, removed = 0;
+	void *prev = NULL;
+	size_t i;
+
+	now.n = 0;
+	self = netns_save();
+	if (self < 0)
+		return self;
+	for (i = 0; i < n; i++)
+		if (!netns_enter(&ns[i]) && dump_addrs(&now))
+			pr_debug("addrs: netns %llu: dump failed\n", (unsigned long long)ns[i].ino);
+	netns_restore(self);
+	qsort(now.v, now.n, sizeof(now.v[0]), cmp);
+	for (i = 0; i < now.n; i++)
+		bpf_map_update_elem(map_fd, &now.v[i], &one, BPF_ANY);
+	/* drop what is gone (restart the walk after each delete) */
+	while (bpf_map_get_next_key(map_fd, prev, &next) == 0) {
+		if (!bsearch(&next, now.v, now.n, sizeof(now.v[0]), cmp)) {
+			bpf_map_delete_elem(map_fd, &next);
+			removed++;
+			prev = NULL;
+			continue;
+		}
+		key = next;
+		prev = &key;
+	}
+	if (removed)
+		pr_debug("addrs: %d addresses gone\n", removed);
+	return now.n;
+}

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The data plane's guard (bpf/guard.bpf.c): the only owner of its
+ * skeleton.  It shares the data plane's maps, so it is loaded after the
+ * data plane, from dataplane.c; the enforcer (enforcer.c) runs its two
+ * iterators.
+ */
+#ifndef NGX_SOCKMAP_GUARD_H
+#define NGX_SOCKMAP_GUARD_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include "bpfutil.h" /* struct prog_ref */
+
+struct guard_bpf;
+struct bpf_object;
+struct bpf_link;
+
+struct guard {
+	struct guard_bpf *skel;
+	struct bpf_link *tracepoints[8];
+	int n_tracepoints;
+	struct bpf_link *reset_iter;  /* iter/tcp: reset_doomed */
+	struct bpf_link *unread_iter; /* iter/sockmap over sock_hash: scan_unread */
+};
+
+/* Open and load, sharing every map of the same name with the data plane's
+ * object (accel_maps.h).  0 or -errno. */
+int guard_load(struct guard *g, const struct bpf_object *dataplane);
+/* The tracepoints (splice, MSG_OOB sends) and the iterators: host-wide,
+ * they stop with the agent. */
+int guard_attach(struct guard *g, int sock_hash_fd);
+/* setsockopt(TCP_ULP) refusal on a cgroup: a bpf_link, NULL + errno. */
+struct bpf_link *guard_attach_cgroup(struct guard *g, int cg_fd);
+void guard_destroy(struct guard *g);
+
+/* The enforcer's tools.  doom: ask reset_doomed to end the socket with
+ * this cookie (primary: the one a request named, counted once). */
+int guard_doom(struct guard *g, __u64 cookie, __u32 reason, bool primary);
+void guard_undoom_all(struct guard *g);
+/* Run an iterator in the caller's network namespace (reset_doomed: the
+ * namespace whose sockets it walks) and return its output as a FILE to
+ * read lines from (caller fcloses), NULL + errno. */
+FILE *guard_run_reset(struct guard *g);
+FILE *guard_run_scan(struct guard *g);
+int guard_progs(const struct guard *g, struct prog_ref *out, int max);
+/* Whether this kernel can end a connection from BPF (bpf_sock_destroy). */
+bool guard_can_destroy(const struct guard *g);
+
+#endif

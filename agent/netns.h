@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Network namespaces, found through processes (/proc/PID/ns/net), entered
+ * with setns().  No fd is kept open between uses: a busy host has
+ * thousands of namespaces (EMFILE).
+ */
+#ifndef NGX_SOCKMAP_NETNS_H
+#define NGX_SOCKMAP_NETNS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "target.h"
+
+struct netns_ref {
+	uint64_t ino; /* the namespace's inode: its identity */
+	int pid;      /* a process in it when we looked */
+};
+
+/* Every namespace that has a process (peers of a container's nginx sit in
+ * other containers' namespaces), deduplicated.  *out is malloc'ed. */
+int netns_of_all(struct netns_ref **out, size_t *n);
+/* The namespaces of the processes in these cgroups (at most 4096 processes
+ * looked at per cgroup). */
+int netns_of_cgroups(const struct cg_target *cgs, int ncg, struct netns_ref **out, size_t *n);
+/* Enter ns (checking the pid still lives in it): 0, or -errno. */
+int netns_enter(const struct netns_ref *ns);
+/* The caller's own namespace, to come back to: an fd, or -errno. */
+int netns_save(void);
+/* Back to the saved namespace and close the fd. */
+void netns_restore(int saved);
+
+#endif

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The maps the data plane (accel.bpf.c) and its guard (guard.bpf.c) share.
+ * Declared once, here; the agent loads the data plane first and hands its
+ * maps to the guard (bpf_map__reuse_fd), so both objects use one copy.
+ */
+#ifndef NGX_SOCKMAP_ACCEL_MAPS_H
+#define NGX_SOCKMAP_ACCEL_MAPS_H
+
+#include "accel.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_SOCKHASH);
+	__uint(max_entries, ACCEL_MAX_SOCKETS);
+	__type(key, struct sock_id);
+	__type(value, __u64);
+} sock_hash SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct sock_state);
+} sk_state SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct accel_stats);
+} accel_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct port_profile);
+} port_profiles SEC(".maps");
+
+/* Connections to end: the agent's enforcer reads them (see reset_request). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 64 * 1024);
+} reset_requests SEC(".maps");
+
+/* pid_tgid of tasks inside a send syscall with MSG_OOB (the guard's
+ * tracepoints), and how many there are: sk_msg looks the task up only
+ * while the count is not zero. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u64);
+	__type(value, __u32);
+} oob_senders SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} oob_count SEC(".maps");
+
+static __always_inline struct accel_stats *stats(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&accel_stats, &zero);
+}
+
+/* sk_msg, sock_ops and the guard's programs can be preempted on this CPU
+ * by another run (task context), so even per-CPU slots need atomic adds;
+ * uncontended, they cost a locked add on a local cache line. */
+#define STAT_ADD(field, n)                                      \
+	do {                                                    \
+		struct accel_stats *__s = stats();              \
+		if (__s)                                        \
+			__sync_fetch_and_add(&__s->field, (n)); \
+	} while (0)
+
+/* Remember what a port's connections showed, for good. */
+static __always_inline void port_learn_hazard(__u16 port, __u32 bit)
+{
+	__u32 key = port;
+	struct port_profile *pp = bpf_map_lookup_elem(&port_profiles, &key);
+
+	if (pp && !(pp->hazards & (1U << bit)))
+		__sync_fetch_and_or(&pp->hazards, 1U << bit);
+}
+
+/* Ask the agent to end a connection (both ends).  Wakes it at once: the
+ * reader of a spliced or stalled connection is waiting on it. */
+static __always_inline void request_reset(__u64 cookie, __u64 netns_cookie, __u32 reason)
+{
+	struct reset_request r = { .cookie = cookie, .netns_cookie = netns_cookie,
+				   .reason = reason };
+
+	bpf_ringbuf_output(&reset_requests, &r, sizeof(r), BPF_RB_FORCE_WAKEUP);
+}
+
+#endif /* NGX_SOCKMAP_ACCEL_MAPS_H */

@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The data plane's guard: it watches for what a redirect can't deliver as
+ * TCP would, and ends such connections.  Shares the data plane's maps
+ * (accel_maps.h; the agent hands them over with bpf_map__reuse_fd).
+ *
+ *   splice_enter    a tracked socket read with splice(2): tcp_splice_read()
+ *                   reads only sk_receive_queue, never the psock's
+ *                   ingress_msg, so the reader would wait forever (or spin:
+ *                   poll says readable).  Ask for a reset.
+ *   send*_enter/exit  a send() with MSG_OOB: tcp_bpf_sendmsg() has no urgent
+ *                   path, a redirect delivers the byte inline.  Mark the
+ *                   task; msg_redirect sends it through TCP or ends the
+ *                   connection.
+ *   sockopt_ulp     setsockopt(TCP_ULP) on a tracked socket: refused.  kTLS
+ *                   runs the sk_msg verdict on plaintext (net/tls/tls_sw.c
+ *                   bpf_exec_tx_verdict), and TLS keys on a sockmap socket
+ *                   are rejected only from 6.12.111/7.2 on ("tls: reject
+ *                   the combination of TLS and sockmap"), after a reported
+ *                   use-after-free.  OpenSSL falls back to user-space TLS
+ *                   when TCP_ULP fails; the port is learned, so its later
+ *                   connections are not paired and get their kTLS.
+ *   reset_doomed    iter/tcp, run by the agent in each tracked namespace:
+ *                   resets both ends of the connections it was asked to
+ *                   end (bpf_sock_destroy, 6.5+: tcp_abort, a RST to the
+ *                   peer and ECONNABORTED here) and learns their port.
+ *   scan_unread     iter/sockmap over sock_hash, run by the agent every
+ *                   second: unread redirected bytes per socket, for the
+ *                   gauges and the host-wide budget.
+ *
+ * Tracepoints, not fentry: this is what loads on every kernel we run on
+ * (trampoline programs are refused on some hosts, this one included).
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_tracing.h>
+#include "accel.h"
+#include "accel_maps.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+#define MSG_OOB     1
+#define SOL_TCP     6
+#define TCP_ULP     31
+#define S_IFMT      00170000
+#define S_IFSOCK    0140000
+
+/* The connections the agent asked reset_doomed to end. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, struct doom_entry);
+} doomed SEC(".maps");
+
+/* Sockets already reported as spliced: a non-blocking splicer calls
+ * splice() in a loop until the reset lands. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, __u8);
+} spliced SEC(".maps");
+
+#define SK_USER_DATA_PSOCK_BIT 4ULL
+#define SK_USER_DATA_FLAGS     7ULL
+
+/* The socket behind fd of the current task, if it is one of ours: in a
+ * sockmap with our sk_msg program.  Probe reads all along: a tracepoint
+ * gets no typed pointers. */
+static __always_inline struct sock *our_socket_of_fd(int fd)
+{
+	struct task_struct *task = (void *)bpf_get_current_task();
+	struct file **fds, *f = NULL;
+	struct sk_psock *psock;
+	struct bpf_prog *prog;
+	char name[16] = {};
+	struct socket *sock;
+	struct fdtable *fdt;
+	struct sock *sk;
+	__u64 ud;
+
+	if (fd < 0)
+		return NULL;
+	fdt = BPF_CORE_READ(task, files, fdt);
+	if (!fdt || (unsigned int)fd >= BPF_CORE_READ(fdt, max_fds))
+		return NULL;
+	fds = BPF_CORE_READ(fdt, fd);
+	bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]);
+	if (!f || (BPF_CORE_READ(f, f_inode, i_mode) & S_IFMT) != S_IFSOCK)
+		return NULL;
+	sock = BPF_CORE_READ(f, private_data);
+	sk = BPF_CORE_READ(sock, sk);
+	if (!sk)
+		return NULL;
+	ud = (__u64)BPF_CORE_READ(sk, sk_user_data);
+	if (!(ud & SK_USER_DATA_PSOCK_BIT))
+		return NULL;
+	psock = (void *)(ud & ~SK_USER_DATA_FLAGS);
+	prog = BPF_CORE_READ(psock, progs.msg_parser);
+	if (!prog)
+		return NULL;
+	/* by name: sockets of a previous --pin run carry its program */
+	bpf_probe_read_kernel_str(name, sizeof(name), BPF_CORE_READ(prog, aux, name));
+	if (__builtin_memcmp(name, "msg_redirect", 13))
+		return NULL;
+	return sk;
+}
+
+SEC("tracepoint/syscalls/sys_enter_splice")
+int splice_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	struct sock *sk = our_socket_of_fd((int)ctx->args[0]);
+	__u64 cookie, netns;
+	__u8 one = 1;
+
+	if (!sk)
+		return 0;
+	cookie = BPF_CORE_READ(sk, __sk_common.skc_cookie.counter);
+	if (bpf_map_update_elem(&spliced, &cookie, &one, BPF_NOEXIST))
+		return 0; /* reported already */
+	netns = BPF_CORE_READ(sk, __sk_common.skc_net.net, net_cookie);
+	request_reset(cookie, netns, RS_SPLICE);
+	return 0;
+}
+
+/* MSG_OOB sends: the task is marked for the length of the syscall. */
+static __always_inline void oob_enter(__u64 flags)
+{
+	__u64 me = bpf_get_current_pid_tgid(), *n;
+	__u32 zero = 0, one = 1;
+
+	if (!(flags & MSG_OOB))
+		return;
+	if (bpf_map_update_elem(&oob_senders, &me, &one, BPF_NOEXIST))
+		return;
+	n = bpf_map_lookup_elem(&oob_count, &zero);
+	if (n)
+		__sync_fetch_and_add(n, 1);
+}
+
+static __always_inline void oob_exit(void)
+{
+	__u64 me = bpf_get_current_pid_tgid(), *n;
+	__u32 zero = 0;
+
+	n = bpf_map_lookup_elem(&oob_count, &zero);
+	if (!n || !*n || bpf_map_delete_elem(&oob_senders, &me))
+		return;
+	__sync_fetch_and_add(n, -1);
+}
+
+SEC("tracepoint/syscalls/sys_enter_sendto")
+int sendto_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	oob_enter(ctx->args[3]);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_enter_sendmsg")
+int sendmsg_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	oob_enter(ctx->args[2]);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_enter_sendmmsg")
+int sendmmsg_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	oob_enter(ctx->args[3]);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_sendto")
+int sendto_exit(void *ctx)
+{
+	oob_exit();
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_sendmsg")
+int sendmsg_exit(void *ctx)
+{
+	oob_exit();
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_sendmmsg")
+int sendmmsg_exit(void *ctx)
+{
+	oob_exit();
+	return 0;
+}
+
+SEC("cgroup/setsockopt")
+int sockopt_ulp(struct bpf_sockopt *ctx)
+{
+	struct sock_state *st;
+	struct bpf_sock *sk;
+
+	if (ctx->level != SOL_TCP || ctx->optname != TCP_ULP)
+		return 1;
+	sk = ctx->sk;
+	if (!sk)
+		return 1;
+	st = bpf_sk_storage_get(&sk_state, sk, 0, 0);
+	if (!st || !(st->flags & SS_IN_MAP))
+		return 1;
+	port_learn_hazard(st->service_port, PH_ULP);
+	STAT_ADD(ulp_refused, 1);
+	return 0; /* EPERM */
+}
+
+/* One line per socket ended: what the agent logs and follows up (the peer
+ * may sit in another namespace). */
+static __always_inline void report(struct seq_file *seq, struct sock_common *skc, __u64 cookie,
+				   __u64 peer, __u32 reason, long destroyed)
+{
+	__u16 family = skc->skc_family, sport = skc->skc_num;
+	__u16 dport = bpf_ntohs(skc->skc_dport);
+
+	if (family == 2 /* AF_INET */)
+		BPF_SEQ_PRINTF(seq, "%llu %llu %u %ld %pI4:%u %pI4:%u\n", cookie, peer, reason,
+			       destroyed, &skc->skc_rcv_saddr, sport, &skc->skc_daddr, dport);
+	else
+		BPF_SEQ_PRINTF(seq, "%llu %llu %u %ld [%pI6]:%u [%pI6]:%u\n", cookie, peer, reason,
+			       destroyed, &skc->skc_v6_rcv_saddr, sport, &skc->skc_v6_daddr, dport);
+}
+
+SEC("iter/tcp")
+int reset_doomed(struct bpf_iter__tcp *ctx)
+{
+	struct sock_common *skc = ctx->sk_common;
+	struct sock_state *st;
+	struct tcp_sock *tp;
+	struct doom_entry *d;
+	__u64 cookie, peer = 0;
+	long destroyed = -1;
+	__u32 reason;
+
+	if (!skc)
+		return 0;
+	cookie = bpf_get_socket_cookie(skc);
+	d = bpf_map_lookup_elem(&doomed, &cookie);
+	if (!d)
+		return 0;
+	reason = d->reason;
+	if (reason >= RS__MAX)
+		return 0;
+	tp = bpf_skc_to_tcp_sock(skc);
+	if (!tp)
+		return 0;
+	st = bpf_sk_storage_get(&sk_state, tp, 0, 0);
+	if (st) {
+		peer = st->flags & SS_PAIRED ? st->peer.cookie : 0;
+		st->flags |= SS_DOOMED; /* its sends stop now (msg_redirect) */
+		port_learn_hazard(st->service_port, reason);
+	}
+	if (d->primary) {
+		STAT_ADD(resets[reason], 1);
+		d->primary = 0; /* one count per connection */
+	}
+	if (bpf_ksym_exists(bpf_sock_destroy))
+		destroyed = bpf_sock_destroy(skc);
+	report(ctx->meta->seq, skc, cookie, peer, reason, destroyed);
+	return 0;
+}
+
+SEC("iter/sockmap")
+int scan_unread(struct bpf_iter__sockmap *ctx)
+{
+	struct sock *sk = ctx->sk;
+	struct sk_psock *psock;
+	__u32 unread;
+	__u64 ud;
+
+	if (!sk || !bpf_core_field_exists(struct sk_psock, msg_tot_len))
+		return 0;
+	ud = (__u64)BPF_CORE_READ(sk, sk_user_data);
+	if (!(ud & SK_USER_DATA_PSOCK_BIT))
+		return 0;
+	psock = (void *)(ud & ~SK_USER_DATA_FLAGS);
+	unread = BPF_CORE_READ(psock, msg_tot_len);
+	if (unread)
+		BPF_SEQ_PRINTF(ctx->meta->seq, "%llu %u %llu\n",
+			       BPF_CORE_READ(sk, __sk_common.skc_cookie.counter), unread,
+			       BPF_CORE_READ(sk, __sk_common.skc_net.net, net_cookie));
+	return 0;
+}
