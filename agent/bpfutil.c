@@ -105,3 +105,11 @@ int object_progs(const struct bpf_object *obj, struct prog_ref *out, int max)
 	}
 	return n;
 }
+
+bool kernel_has_arena(void)
+{
+	/* NGX_SOCKMAP_NO_ARENA: take the older kernels' path here (tests) */
+	if (getenv("NGX_SOCKMAP_NO_ARENA"))
+		return false;
+	return libbpf_probe_bpf_map_type(BPF_MAP_TYPE_ARENA, NULL) == 1;
+}

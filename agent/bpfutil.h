@@ -4,6 +4,7 @@
 #ifndef NGX_SOCKMAP_BPFUTIL_H
 #define NGX_SOCKMAP_BPFUTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
 
@@ -20,6 +21,10 @@ __u32 map_id(int fd);
 int map_open_by_id(__u32 id, const char *name);
 /* Entries in a hash-like map, by walking it (cost grows with the map). */
 long map_count_entries(int fd, size_t key_size);
+
+/* Does this kernel have BPF arena maps (6.9+)?  Where not, the event
+ * streams ride on BPF ring buffers (bpf/event_ring.h, event_emit). */
+bool kernel_has_arena(void);
 
 struct bpf_map;
 struct bpf_object;

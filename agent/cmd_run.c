@@ -197,6 +197,7 @@ static bool run_selftest(const char *mnt, struct agent_info *info)
 /* The XDP observer and its ring (--xdp). */
 static int start_observer(struct runtime *rt, const struct run_opts *o)
 {
+	struct feed_source src;
 	char err[256];
 	int i;
 
@@ -206,13 +207,15 @@ static int start_observer(struct runtime *rt, const struct run_opts *o)
 	}
 	observer_maps(&rt->xdp, &rt->maps);
 	observer_ring_place(&rt->xdp, &rt->info.rings[RING_PKT].addr, &rt->info.rings[RING_PKT].off);
-	if (feed_add(&rt->feed, FEED_PKT, observer_ring(&rt->xdp),
-		     observer_ring_wakeups_fd(&rt->xdp)) ||
+	observer_events(&rt->xdp, &src);
+	if (feed_add(&rt->feed, FEED_PKT, &src) ||
 	    topk_init(&rt->topk, TOPK_WINDOW_SEC)) {
 		pr_warn("reading the XDP event ring: %s\n", strerror(errno));
 		return -1;
 	}
 	rt->msrc.xdp = &rt->xdp;
+	snprintf(rt->info.rings[RING_PKT].transport, sizeof(rt->info.rings[RING_PKT].transport),
+		 "%s", feed_transport(&rt->feed, FEED_PKT));
 	rt->msrc.topk = &rt->topk;
 	for (i = 0; i < rt->xdp.n_ifaces; i++) {
 		snprintf(rt->info.xdp[i].name, sizeof(rt->info.xdp[i].name), "%s",
@@ -252,6 +255,7 @@ static int do_run(void *opts)
 	};
 	char err[PATH_MAX + 256] = "";
 	struct runtime *rt = &runtime;
+	struct feed_source src;
 	int lock_fd = -1, other = 0, n = 0, i, rc = EXIT_RUNTIME;
 	sigset_t mask;
 
@@ -325,12 +329,14 @@ static int do_run(void *opts)
 	rt->msrc.dp = &rt->dp;
 	if (rt->info.selftest_blocked && dataplane_set_paused(rt->maps.fd[MAP_CONFIG], true))
 		goto out;
-	if (feed_add(&rt->feed, FEED_CONN, dataplane_ring(&rt->dp),
-		     dataplane_ring_wakeups_fd(&rt->dp))) {
+	dataplane_events(&rt->dp, &src);
+	if (feed_add(&rt->feed, FEED_CONN, &src)) {
 		pr_warn("reading the data plane's event ring: %s\n", strerror(errno));
 		goto out;
 	}
 	rt->msrc.feed = &rt->feed;
+	snprintf(rt->info.rings[RING_CONN].transport, sizeof(rt->info.rings[RING_CONN].transport),
+		 "%s", feed_transport(&rt->feed, FEED_CONN));
 	dataplane_ring_place(&rt->dp, &rt->info.rings[RING_CONN].addr,
 			     &rt->info.rings[RING_CONN].off);
 	if (enforcer_start(&rt->enforcer, &rt->dp.guard, rt->maps.fd[MAP_RESETS],

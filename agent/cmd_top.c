@@ -160,7 +160,11 @@ static void frame(FILE *o, struct top_view *v)
 		fprintf(o, "  %6.1fs ago  %-.*s\n", ago < 0 ? 0 : ago, WIDTH - 15, line);
 	}
 	if (!n)
-		fputs(v->ring[0] ? "  (none yet)\n" : "  (event rings not readable)\n", o);
+		fputs(v->ring[0] ? "  (none yet)\n"
+		      : !strcmp(v->info.rings[RING_CONN].transport, "ringbuf")
+			      ? "  (no BPF arena on this kernel: events reach the agent through a ring\n"
+				"   buffer, which only it reads; run it with -vv to log them)\n"
+			      : "  (event rings not readable)\n", o);
 }
 
 static void sample(struct top_view *v)

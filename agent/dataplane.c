@@ -15,6 +15,7 @@
 #include "accel.skel.h"
 #include "bpfutil.h"
 #include "dataplane.h"
+#include "event_feed.h"
 #include "log.h"
 #include "paths.h"
 
@@ -122,6 +123,12 @@ int dataplane_load(struct dataplane *dp, const struct dataplane_params *p)
 	dp->skel->rodata->check_local_addrs = p->check_local_addrs;
 	dp->skel->rodata->selftest_knobs = p->selftest_knobs;
 	dp->skel->rodata->test_claim_delay = p->test_claim_delay;
+	/* no arena before 6.9: the ring buffer transport (event_emit); the
+	 * arena code is dead then, and libbpf poisons its map loads */
+	dp->events_in_arena = kernel_has_arena();
+	dp->skel->rodata->events_in_arena = dp->events_in_arena;
+	if (!dp->events_in_arena)
+		bpf_map__set_autocreate(dp->skel->maps.conn_arena, false);
 	if (p->pin && (err = pin_maps(dp)))
 		return err;
 	err = accel_bpf__load(dp->skel);
@@ -304,19 +311,18 @@ void dataplane_maps(const struct dataplane *dp, struct agent_maps *m)
 #undef MAP_FD
 }
 
-struct event_ring *dataplane_ring(const struct dataplane *dp)
+void dataplane_events(const struct dataplane *dp, struct feed_source *src)
 {
-	return &dp->skel->arena->ring;
-}
-
-int dataplane_ring_wakeups_fd(const struct dataplane *dp)
-{
-	return bpf_map__fd(dp->skel->maps.ring_wakeups);
+	src->ring = dp->events_in_arena ? &dp->skel->arena->ring : NULL;
+	src->fd = bpf_map__fd(dp->events_in_arena ? dp->skel->maps.ring_wakeups
+						  : dp->skel->maps.conn_events);
 }
 
 void dataplane_ring_place(const struct dataplane *dp, unsigned long *addr, unsigned long *off)
 {
-	arena_place(dp->skel->maps.conn_arena, &dp->skel->arena->ring, addr, off);
+	*addr = *off = 0;
+	if (dp->events_in_arena)
+		arena_place(dp->skel->maps.conn_arena, &dp->skel->arena->ring, addr, off);
 }
 
 int dataplane_progs(const struct dataplane *dp, struct prog_ref *out, int max)

@@ -41,6 +41,7 @@ struct dataplane {
 	int n_targets;
 	bool msg_attached;
 	bool pinned;
+	bool events_in_arena;         /* else the conn_events ring buffer */
 };
 
 /* Probe the kernel for what the data plane needs.  0, or -EOPNOTSUPP /
@@ -63,8 +64,9 @@ void dataplane_destroy(struct dataplane *dp);
 
 /* What others read.  fds stay owned by the data plane. */
 void dataplane_maps(const struct dataplane *dp, struct agent_maps *m);
-struct event_ring *dataplane_ring(const struct dataplane *dp);
-int dataplane_ring_wakeups_fd(const struct dataplane *dp);
+struct feed_source;
+/* Where its connection events come from (arena ring or ring buffer). */
+void dataplane_events(const struct dataplane *dp, struct feed_source *src);
 /* Where the ring's arena is mapped and the ring sits in it (for `top`). */
 void dataplane_ring_place(const struct dataplane *dp, unsigned long *addr, unsigned long *off);
 /* Its programs, for run-time statistics (see object_progs). */

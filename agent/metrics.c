@@ -64,9 +64,18 @@ static void top_sources(FILE *o, const struct topk_window *w, bool by_bytes)
 	}
 }
 
-static void ring_metrics(FILE *o, const struct event_feed *f)
+static void ring_metrics(FILE *o, const struct metrics_src *src, __u64 conn_dropped)
 {
+	const struct event_feed *f = src->feed;
+	__u64 gaps;
 	int r, k;
+
+	help(o, "ngx_sockmap_event_transport", "gauge",
+	     "How each event stream reaches the agent: arena (6.9+) or ringbuf.");
+	for (r = 0; r < FEED__MAX; r++)
+		if (f->on[r])
+			fprintf(o, "ngx_sockmap_event_transport{ring=\"%s\",transport=\"%s\"} 1\n",
+				feed_ring_names[r], feed_transport(f, r));
 
 	help(o, "ngx_sockmap_ring_events_total", "counter",
 	     "Events read from the arena event rings, by kind.");
@@ -75,10 +84,17 @@ static void ring_metrics(FILE *o, const struct event_feed *f)
 			ring_event_kind_names[k], (unsigned long long)f->by_kind[k]);
 	help(o, "ngx_sockmap_ring_gaps_total", "counter",
 	     "Events the agent missed because writers lapped it (counted, never read torn).");
-	for (r = 0; r < FEED__MAX; r++)
-		if (f->on[r])
-			fprintf(o, "ngx_sockmap_ring_gaps_total{ring=\"%s\"} %llu\n",
-				feed_ring_names[r], (unsigned long long)f->rd[r].gaps);
+	for (r = 0; r < FEED__MAX; r++) {
+		if (!f->on[r])
+			continue;
+		/* the ring buffer transport's losses are counted by its writers */
+		gaps = feed_gaps(f, r);
+		if (!f->in_arena[r])
+			gaps += r == FEED_CONN ? conn_dropped
+			      : observer_running(src->xdp) ? observer_events_dropped(src->xdp) : 0;
+		fprintf(o, "ngx_sockmap_ring_gaps_total{ring=\"%s\"} %llu\n", feed_ring_names[r],
+			(unsigned long long)gaps);
+	}
 	help(o, "ngx_sockmap_ring_wakeups_total", "counter",
 	     "Wake-ups of the agent by an event ring (batched by the writers).");
 	for (r = 0; r < FEED__MAX; r++)
@@ -129,6 +145,7 @@ void metrics_render(FILE *o, const struct metrics_src *src)
 
 	help(o, "ngx_sockmap_build_info", "gauge", "Agent version; always 1.");
 	fprintf(o, "ngx_sockmap_build_info{version=\"%s\"} 1\n", NGX_SOCKMAP_VERSION);
+	memset(&c, 0, sizeof(c));
 	if (counters_read(src->maps, &c) == 0)
 		counters_print_prometheus(o, &c);
 	if (info->n_selftest) {
@@ -154,7 +171,7 @@ void metrics_render(FILE *o, const struct metrics_src *src)
 		}
 	}
 	if (src->feed)
-		ring_metrics(o, src->feed);
+		ring_metrics(o, src, c.sum.events_dropped);
 	if (bpf_stats_enabled() && src->dp) {
 		n = dataplane_progs(src->dp, progs, 16);
 		if (observer_running(src->xdp))

@@ -102,6 +102,7 @@ static json_object *info_to_json(const struct agent_info *info, const struct age
 		o = json_object_new_object();
 		add_int(o, "addr", (int64_t)info->rings[i].addr);
 		add_int(o, "off", (int64_t)info->rings[i].off);
+		add_str(o, "transport", info->rings[i].transport);
 		json_object_array_add(a, o);
 	}
 	json_object_object_add(root, "rings", a);
@@ -194,6 +195,7 @@ static void info_from_json(json_object *root, struct agent_info *info)
 		o = json_object_array_get_idx(a, i);
 		info->rings[i].addr = json_object_get_int64(get(o, "addr"));
 		info->rings[i].off = json_object_get_int64(get(o, "off"));
+		copy_str(info->rings[i].transport, sizeof(info->rings[i].transport), o, "transport");
 	}
 	a = get(root, "xdp");
 	n = json_object_array_length(a);

@@ -30,6 +30,7 @@ struct selftest_line {
  * the ring off bytes into it.  addr 0: no such ring. */
 struct ring_place {
 	unsigned long addr, off;
+	char transport[8];     /* "arena", "ringbuf", "" (no such stream) */
 };
 
 enum { RING_CONN, RING_PKT, RING__MAX };

@@ -21,6 +21,10 @@ void status_print_text(FILE *out, const struct counters *c, const struct agent_i
 		fprintf(out, "xdp         %s (%s mode)\n", info->xdp[i].name, info->xdp[i].mode);
 	if (info->metrics[0])
 		fprintf(out, "metrics     http://%s/metrics\n", info->metrics);
+	if (info->rings[RING_CONN].transport[0])
+		fprintf(out, "events      %s%s%s\n", info->rings[RING_CONN].transport,
+			info->rings[RING_CONN].addr ? " (read in place)" : " (BPF ring buffer: no arena here)",
+			info->rings[RING_PKT].transport[0] ? ", XDP samples too" : "");
 	fputc('\n', out);
 	counters_print_text(out, c);
 	if (info->n_selftest)
@@ -69,6 +73,10 @@ json_object *status_to_json(const struct counters *c, const struct agent_info *i
 	}
 	json_object_object_add(root, "xdp", a);
 	json_object_object_add(root, "metrics", json_str(info->metrics));
+	o = json_object_new_object();
+	json_object_object_add(o, "connections", json_str(info->rings[RING_CONN].transport));
+	json_object_object_add(o, "packets", json_str(info->rings[RING_PKT].transport));
+	json_object_object_add(root, "event_transport", o);
 	a = json_object_new_array();
 	for (i = 0; i < info->n_cgroups; i++) {
 		o = json_object_new_object();

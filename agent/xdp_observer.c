@@ -9,6 +9,7 @@
 #include "log.h"
 #include "telemetry.h" /* the skeleton's types */
 #include "telemetry.skel.h"
+#include "event_feed.h"
 #include "xdp_observer.h"
 
 int observer_check_ifaces(const char *const *names, int n, char *err, size_t errlen)
@@ -77,6 +78,10 @@ int observer_start(struct xdp_observer *x, const char *const *names, int n,
 		return -errno;
 	}
 	x->skel->rodata->sample_every = sample_every;
+	x->events_in_arena = kernel_has_arena();
+	x->skel->rodata->events_in_arena = x->events_in_arena;
+	if (!x->events_in_arena)
+		bpf_map__set_autocreate(x->skel->maps.pkt_arena, false);
 	if (telemetry_bpf__load(x->skel)) {
 		snprintf(err, errlen, "loading the XDP program failed: %s (run with -v for the verifier log)",
 			 strerror(errno));
@@ -112,19 +117,23 @@ void observer_maps(const struct xdp_observer *x, struct agent_maps *m)
 #undef MAP_FD
 }
 
-struct event_ring *observer_ring(const struct xdp_observer *x)
+void observer_events(const struct xdp_observer *x, struct feed_source *src)
 {
-	return &x->skel->arena->ring;
+	src->ring = x->events_in_arena ? &x->skel->arena->ring : NULL;
+	src->fd = bpf_map__fd(x->events_in_arena ? x->skel->maps.ring_wakeups
+						 : x->skel->maps.pkt_events);
 }
 
-int observer_ring_wakeups_fd(const struct xdp_observer *x)
+__u64 observer_events_dropped(const struct xdp_observer *x)
 {
-	return bpf_map__fd(x->skel->maps.ring_wakeups);
+	return x->skel->bss->events_dropped;
 }
 
 void observer_ring_place(const struct xdp_observer *x, unsigned long *addr, unsigned long *off)
 {
-	arena_place(x->skel->maps.pkt_arena, &x->skel->arena->ring, addr, off);
+	*addr = *off = 0;
+	if (x->events_in_arena)
+		arena_place(x->skel->maps.pkt_arena, &x->skel->arena->ring, addr, off);
 }
 
 int observer_progs(const struct xdp_observer *x, struct prog_ref *out, int max)

@@ -28,6 +28,7 @@ struct xdp_observer {
 	struct telemetry_bpf *skel;
 	struct xdp_iface ifaces[XDP_MAX_IFACES];
 	int n_ifaces;
+	bool events_in_arena;
 };
 
 /* Validate interface names before anything is loaded: 0 or -errno with a
@@ -45,8 +46,10 @@ static inline bool observer_running(const struct xdp_observer *x)
 int observer_totals(const struct xdp_observer *x, unsigned int ifindex, struct xdp_totals *out);
 
 void observer_maps(const struct xdp_observer *x, struct agent_maps *m);
-struct event_ring *observer_ring(const struct xdp_observer *x);
-int observer_ring_wakeups_fd(const struct xdp_observer *x);
+struct feed_source;
+void observer_events(const struct xdp_observer *x, struct feed_source *src);
+/* Samples its ring buffer transport had no room for. */
+__u64 observer_events_dropped(const struct xdp_observer *x);
 void observer_ring_place(const struct xdp_observer *x, unsigned long *addr, unsigned long *off);
 int observer_progs(const struct xdp_observer *x, struct prog_ref *out, int max);
 

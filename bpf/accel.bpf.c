@@ -123,6 +123,15 @@ struct {
 	__uint(max_entries, 4096);
 } ring_wakeups SEC(".maps");
 
+/* The events themselves where the kernel has no BPF arena (before 6.9):
+ * the agent turns conn_arena's creation off and this on. */
+const volatile __u32 events_in_arena = 1;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 64 * 1024);
+} conn_events SEC(".maps");
+
 #define TCPHDR_SYN 0x02
 #define TCPHDR_ACK 0x10
 #define SHUTDOWN_MASK 3 /* RCV_SHUTDOWN | SEND_SHUTDOWN (include/net/sock.h) */
@@ -130,19 +139,19 @@ struct {
 static __always_inline void emit_conn(__u16 kind, __u64 cookie, __u64 peer, __u16 sport,
 				      __u8 reason, __u64 bytes, __u32 msgs)
 {
-	struct ring_event *ev;
-	__u64 pos;
+	struct ring_event ev = {
+		.kind = kind,
+		.conn = { .cookie = cookie, .peer_cookie = peer, .bytes = bytes, .msgs = msgs,
+			  .service_port = sport, .reason = reason },
+	};
 
-	ev = event_ring_claim(&ring, &pos, kind);
-	if (!ev)
-		return;
-	ev->conn.cookie = cookie;
-	ev->conn.peer_cookie = peer;
-	ev->conn.bytes = bytes;
-	ev->conn.msgs = msgs;
-	ev->conn.service_port = sport;
-	ev->conn.reason = reason;
-	event_ring_publish(&ring, pos, &ring_wakeups);
+	struct accel_stats *s = stats();
+	__u64 lost;
+
+	/* ring buffer drops count in the per-CPU stats (no .bss: libbpf
+	 * 1.4.6 crashed loading this object with an arena and a .bss) */
+	event_emit(&ring, &ev, events_in_arena, &ring_wakeups, &conn_events,
+		   s ? &s->events_dropped : &lost);
 }
 
 /* A socket we tracked or tried to pair did not get (or lost) the redirect
@@ -575,6 +584,13 @@ static __always_inline void track_passive(struct bpf_sock_ops *skops)
 	sk = skops->sk;
 	if (!sk || worth_tracking(skops, &sport) || key_from_sockops(&key, skops))
 		return;
+	/* a client on another host (the common case for nginx) costs this
+	 * one lookup: it can't have registered here */
+	if (check_local_addrs && !sock_key_is_loopback(&key) &&
+	    !bpf_map_lookup_elem(&local_addrs, key.remote_ip)) {
+		STAT_ADD(skipped[SKIP_REMOTE], 1);
+		return;
+	}
 	sock_key_reverse(&rkey, &key);
 	e = bpf_map_lookup_elem(&endpoints, &rkey);
 	if (!e) {

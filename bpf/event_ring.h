@@ -176,6 +176,36 @@ static __always_inline void event_ring_publish(struct event_ring __arena *ring, 
 	    bpf_ringbuf_output(wakeups, &pos, sizeof(pos), 0))
 		ring->wake_sent = 0; /* no room for the record: let the next one try */
 }
+/*
+ * Where an object's events go, chosen at load from what the kernel has
+ * (the agent sets events_in_arena): the arena ring above (6.9+, read in
+ * place, batched wake-ups), or, on older kernels, a BPF ring buffer (one
+ * copy per event, the agent reads it the same way through event_feed.c).
+ * ev is filled by the caller; ts_ns and cpu are set here.  A ring buffer
+ * with no room counts the event in *rb_drops (the reader's gaps).
+ */
+static __always_inline void event_emit(struct event_ring __arena *ring, struct ring_event *ev,
+				       bool in_arena, void *wakeups, void *events_rb,
+				       __u64 *rb_drops)
+{
+	struct ring_event *slot;
+	__u64 pos;
+
+	ev->ts_ns = bpf_ktime_get_ns();
+	ev->cpu = bpf_get_smp_processor_id();
+	if (!in_arena) {
+		if (bpf_ringbuf_output(events_rb, ev, sizeof(*ev), 0))
+			__sync_fetch_and_add(rb_drops, 1);
+		return;
+	}
+	slot = event_ring_claim(ring, &pos, ev->kind);
+	if (!slot)
+		return;
+	slot->ts_ns = ev->ts_ns;
+	slot->cpu = ev->cpu;
+	slot->conn = ev->conn; /* the union's larger member: pkt too */
+	event_ring_publish(ring, pos, wakeups);
+}
 #endif /* __bpf__ */
 
 #endif /* NGX_SOCKMAP_EVENT_RING_H */

@@ -37,6 +37,16 @@ struct {
 	__uint(max_entries, 4096);
 } ring_wakeups SEC(".maps");
 
+/* Where the kernel has no BPF arena (before 6.9): samples go to this ring
+ * buffer instead (see event_emit). */
+const volatile __u32 events_in_arena = 1;
+__u64 events_dropped;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 64 * 1024);
+} pkt_events SEC(".maps");
+
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
@@ -57,24 +67,18 @@ struct {
 static __always_inline void sample_frame(struct xdp_md *ctx, enum frame_kind kind, __u64 len,
 					 const struct src_key *key)
 {
-	struct ring_event *ev;
-	__u64 pos;
+	struct ring_event ev = {
+		.kind = EV_PACKET,
+		.pkt = { .len = len, .ifindex = ctx->ingress_ifindex, .frame_kind = kind },
+	};
 
-	ev = event_ring_claim(&ring, &pos, EV_PACKET);
-	if (!ev)
-		return;
 	if (key) {
-		ev->pkt.saddr[0] = key->addr[0];
-		ev->pkt.saddr[1] = key->addr[1];
-		ev->pkt.saddr[2] = key->addr[2];
-		ev->pkt.saddr[3] = key->addr[3];
-	} else {
-		ev->pkt.saddr[0] = ev->pkt.saddr[1] = ev->pkt.saddr[2] = ev->pkt.saddr[3] = 0;
+		ev.pkt.saddr[0] = key->addr[0];
+		ev.pkt.saddr[1] = key->addr[1];
+		ev.pkt.saddr[2] = key->addr[2];
+		ev.pkt.saddr[3] = key->addr[3];
 	}
-	ev->pkt.len = len;
-	ev->pkt.ifindex = ctx->ingress_ifindex;
-	ev->pkt.frame_kind = kind;
-	event_ring_publish(&ring, pos, &ring_wakeups);
+	event_emit(&ring, &ev, events_in_arena, &ring_wakeups, &pkt_events, &events_dropped);
 }
 
 /* key: the frame's source for IP frames, NULL for the others */
