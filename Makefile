@@ -2,7 +2,8 @@
 # ngx-sockmap: `make deps` once, then `make`, `sudo make test`, `sudo make demo`.
 
 .DELETE_ON_ERROR:
-.PHONY: all deps test tools demo bench bench-maps compose-bench clean check-tools
+.PHONY: all deps test tools demo bench bench-maps compose-bench clean check-tools \
+	vmtest vmtest-quick
 
 BUILD    := build
 CLANG    ?= clang-19
@@ -103,6 +104,20 @@ deps:
 
 test: all tools
 	./tests/run
+
+# The kernel matrix (tests/vm/run): Debian's 6.1 and 6.12 kernels booted
+# under QEMU with the host's root shared read-only, selftest and the core
+# tests in each, plus the running kernel; build/vmtest/matrix.{md,json}.
+# QEMU, busybox-static and cpio are installed here, not by `make deps`.
+# VMTEST_ARGS: e.g. --kernels 6.1,security --tests redirect.  vmtest-quick is
+# the CI subset (selftest + a few tests per kernel, no host column).
+vmtest: all tools
+	./scripts/vm-deps.sh
+	./tests/vm/run $(VMTEST_ARGS)
+
+vmtest-quick: all tools
+	./scripts/vm-deps.sh
+	./tests/vm/run --quick $(VMTEST_ARGS)
 
 demo: deps
 	$(MAKE) all tools

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# The job of one column of the tests/vm matrix, run inside a VM guest (by
+# tests/vm/boot.sh) or, with --host, on the running kernel:
+#   tests/vm/guest.sh [--host] [--config FILE] OUT TEST...
+# writes to OUT: facts.json (tests/vm/facts.py), selftest.{txt,rc,secs},
+# and per integration test tests/NAME.{out,rc,secs} with its log in
+# logs/integration/NAME.log.  tests/vm/matrix.py reads them.
+# In a guest the tests go through tests/run (its leftovers check and sweep
+# act on the guest's own kernel).  With --host they run one by one without
+# that sweep, which would kill other users' agents and nginx on a shared
+# host; `make test` is the full run there.
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top" || exit 2
+host=0 config=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--host) host=1; shift ;;
+	--config) config=$2; shift 2 ;;
+	*) break ;;
+	esac
+done
+out=$1
+shift
+mkdir -p "$out/tests" "$out/logs/integration"
+scale=${NGX_SOCKMAP_TEST_TIMEOUT_SCALE:-1}
+now() { date +%s.%N; }
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f\n", b - a }'; }
+
+echo "== facts"
+python3 tests/vm/facts.py ${config:+--config "$config"} >"$out/facts.json" 2>"$out/facts.err"
+python3 -c 'import json,sys; f=json.load(open(sys.argv[1])); print(" ".join(
+	"%s=%s" % (k, f[k]) for k in ("arena_map", "bpf_sock_destroy_btf",
+	"sk_psock_msg_tot_len", "tcp_bpf_ioctl_kallsyms", "tls_module_loads")))' "$out/facts.json"
+
+echo "== selftest"
+export NGX_SOCKMAP_RUN_DIR=${NGX_SOCKMAP_RUN_DIR:-/run/ngx-sockmap-vmtest}
+t0=$(now)
+timeout --kill-after=10 $((120 * scale)) build/ngx-sockmap selftest >"$out/selftest.txt" 2>&1 </dev/null
+echo $? >"$out/selftest.rc"
+secs "$t0" "$(now)" >"$out/selftest.secs"
+cat "$out/selftest.txt"
+
+for t in "$@"; do
+	echo "== $t"
+	t0=$(now)
+	if [ $host = 0 ]; then
+		NGX_SOCKMAP_TEST_LOGS=$out/logs tests/run "integration/$t" >"$out/tests/$t.out" 2>&1 </dev/null
+		rc=$?
+		# tests/run exits 0 on a skip as well: read its verdict
+		grep -q "^integration/$t .*SKIP" "$out/tests/$t.out" && rc=77
+	else
+		limit=$(sed -n 's/^# timeout: *\([0-9]*\).*/\1/p' "tests/integration/$t.sh" | head -n 1)
+		timeout --kill-after=10 $((${limit:-120} * scale)) bash "tests/integration/$t.sh" \
+			>"$out/logs/integration/$t.log" 2>&1 </dev/null
+		rc=$?
+		tail -n 15 "$out/logs/integration/$t.log" >"$out/tests/$t.out"
+	fi
+	echo $rc >"$out/tests/$t.rc"
+	secs "$t0" "$(now)" >"$out/tests/$t.secs"
+	echo "rc=$rc $(cat "$out/tests/$t.secs")s"
+done
+echo "== done"
