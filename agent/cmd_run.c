@@ -22,7 +22,7 @@
 
 enum {
 	OPT_PID_FILE = 1000, OPT_PORTS, OPT_PIN, OPT_NO_FOLLOW, OPT_SHORT_CONN, OPT_XDP,
-	OPT_XDP_SAMPLE, OPT_METRICS, OPT_MAX_UNREAD, OPT_UNREAD_BUDGET,
+	OPT_XDP_SAMPLE, OPT_METRICS, OPT_MAX_UNREAD, OPT_UNREAD_BUDGET, OPT_FORCE,
 };
 
 static const struct argp_option run_options[] = {
@@ -58,6 +58,9 @@ static const struct argp_option run_options[] = {
 	{ "unread-budget", OPT_UNREAD_BUDGET, "SIZE", 0,
 	  "host-wide bound on unread redirected bytes: past it the largest are ended "
 	  "(default: half of tcp_mem's pressure threshold)", 0 },
+	{ "force", OPT_FORCE, NULL, 0,
+	  "accelerate even where the kernel self-test fails a check that can lose, corrupt "
+	  "or hang connections (for kernel developers; never in production)", 0 },
 	{ "metrics", OPT_METRICS, "ADDR:PORT", 0,
 	  "serve Prometheus /metrics and /healthz here (default " DEFAULT_METRICS_ADDR
 	  "; 'off' to disable; all interfaces only if you say 0.0.0.0)", 0 },
@@ -102,6 +105,9 @@ static error_t run_parse(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_NO_FOLLOW:
 		o->follow = false;
+		break;
+	case OPT_FORCE:
+		o->force = true;
 		break;
 	case OPT_XDP:
 		if (strlen(arg) >= 16)
@@ -166,17 +172,27 @@ static void format_addr(const struct sockaddr_storage *ss, char *buf, size_t len
 	}
 }
 
-/* Check this kernel's redirect path before trusting it with nginx's bytes.
- * Returns whether the slow-reader fallback is safe here; a failure that
- * can corrupt data sets info->selftest_blocked. */
-static bool run_selftest(const char *mnt, struct agent_info *info)
+/*
+ * Check this kernel's redirect path before trusting it with nginx's bytes.
+ * Fails closed: a failed critical check, or a self-test that could not run
+ * at all, keeps the data plane paused (info->selftest_blocked, shown by
+ * status and /metrics) unless --force.  Fills what the data plane's load
+ * depends on.
+ */
+static void run_selftest(const char *mnt, bool force, struct agent_info *info,
+			 struct dataplane_params *params)
 {
 	struct selftest_report report;
-	int i;
+	int i, ret;
 
-	if (selftest_run(mnt, &report)) {
-		pr_warn("selftest could not run; accelerating without it\n");
-		return false;
+	ret = selftest_run(mnt, &report);
+	if (ret) {
+		snprintf(info->selftest_error, sizeof(info->selftest_error),
+			 "the self-test could not run: %s", strerror(-ret));
+		info->selftest_blocked = !force;
+		pr_warn("%s: %s\n", info->selftest_error,
+			force ? "accelerating anyway (--force)" : "not accelerating (--force overrides)");
+		return;
 	}
 	for (i = 0; i < SELFTEST_CHECKS; i++) {
 		struct selftest_line *l = &info->selftest[info->n_selftest++];
@@ -188,10 +204,16 @@ static bool run_selftest(const char *mnt, struct agent_info *info)
 			 ck->result == ST_FAIL && ck->detail[0] ? ck->detail : ck->what);
 		if (ck->result == ST_FAIL)
 			pr_warn("selftest %s: %s (%s)\n", ck->name, l->detail,
-				ck->critical ? "critical: acceleration disabled" : "reported, not critical");
+				!ck->critical ? "reported, not critical"
+				: force ? "CRITICAL, accelerating anyway: --force"
+					: "critical: acceleration disabled");
+		if (ck->result == ST_FAIL && ck->critical && !info->selftest_error[0])
+			snprintf(info->selftest_error, sizeof(info->selftest_error), "%s: %s",
+				 ck->name, l->detail);
 	}
-	info->selftest_blocked = report.critical_failure;
-	return report.ran && report.slow_reader_fallback_safe;
+	info->selftest_blocked = report.critical_failure && !force;
+	params->slow_reader_fallback = report.slow_reader_fallback_safe;
+	params->splice_guard = !report.splice_reads_ingress;
 }
 
 /* The XDP observer and its ring (--xdp). */
@@ -231,9 +253,10 @@ static void print_ready(const struct runtime *rt, bool pin)
 {
 	int i;
 
-	printf("ready: attached to %d cgroup%s%s%s\n", rt->dp.n_targets,
+	printf("ready: attached to %d cgroup%s%s%s%s\n", rt->dp.n_targets,
 	       rt->dp.n_targets == 1 ? "" : "s", pin ? " (pinned)" : "",
-	       rt->info.selftest_blocked ? ", NOT accelerating: kernel self-test failed" : "");
+	       rt->info.selftest_blocked ? ", NOT accelerating: " : "",
+	       rt->info.selftest_blocked ? rt->info.selftest_error : "");
 	for (i = 0; i < rt->dp.n_targets; i++)
 		printf("  %s (%s)\n", rt->dp.targets[i].path, rt->dp.targets[i].reason);
 	fflush(stdout);
@@ -322,7 +345,7 @@ static int do_run(void *opts)
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	params.slow_reader_fallback = run_selftest(rt->mnt, &rt->info);
+	run_selftest(rt->mnt, o->force, &rt->info, &params);
 	if (dataplane_load(&rt->dp, &params))
 		goto out;
 	dataplane_maps(&rt->dp, &rt->maps);

@@ -141,7 +141,8 @@ int dataplane_load(struct dataplane *dp, const struct dataplane_params *p)
 		return 0;
 	err = guard_load(&dp->guard, dp->skel->obj);
 	if (!err)
-		err = guard_attach(&dp->guard, bpf_map__fd(dp->skel->maps.sock_hash));
+		err = guard_attach(&dp->guard, bpf_map__fd(dp->skel->maps.sock_hash),
+				   p->splice_guard);
 	if (err)
 		pr_warn("the data plane's guard (splice, MSG_OOB, ULP, resets) failed: %s\n",
 			strerror(-err));

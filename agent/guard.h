@@ -27,9 +27,9 @@ struct guard {
 /* Open and load, sharing every map of the same name with the data plane's
  * object (accel_maps.h).  0 or -errno. */
 int guard_load(struct guard *g, const struct bpf_object *dataplane);
-/* The tracepoints (splice, MSG_OOB sends) and the iterators: host-wide,
- * they stop with the agent. */
-int guard_attach(struct guard *g, int sock_hash_fd);
+/* The tracepoints (splice unless splice is false, MSG_OOB sends) and the
+ * iterators: host-wide, they stop with the agent. */
+int guard_attach(struct guard *g, int sock_hash_fd, bool splice);
 /* setsockopt(TCP_ULP) refusal on a cgroup: a bpf_link, NULL + errno. */
 struct bpf_link *guard_attach_cgroup(struct guard *g, int cg_fd);
 void guard_destroy(struct guard *g);

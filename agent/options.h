@@ -23,6 +23,7 @@ struct run_opts {
 	struct port_set ports;
 	bool pin;
 	bool follow;            /* attach to local peers' cgroups too */
+	bool force;             /* accelerate despite a critical self-test failure */
 	unsigned int short_conn_msgs; /* see struct port_profile; 0: off */
 	const char *xdp_ifaces[MAX_TARGETS];
 	int n_xdp;

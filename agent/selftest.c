@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -27,12 +28,20 @@ static const struct selftest_check check_table[SELFTEST_CHECKS] = {
 	[C_ORDER] = { "order", true, "2000 small sends arrive in order" },
 	[C_LARGE] = { "large_message", true, "8 MiB arrive intact through a redirected pair" },
 	[C_HALF_CLOSE] = { "half_close", true, "all bytes, then EOF, after shutdown(SHUT_WR); reply after" },
-	[C_FIONREAD] = { "fionread", false, "FIONREAD counts redirected bytes (nginx relies on it)" },
+	/* nginx reads until FIONREAD says 0 and waits for the next epoll
+	 * edge: a FIONREAD blind to redirected bytes hangs it (6.12.43) */
+	[C_FIONREAD] = { "fionread", true, "FIONREAD counts redirected bytes (nginx relies on it)" },
+	[C_UNREAD_BOUND] = { "unread_bound", true,
+			     "unread redirected bytes are visible (psock msg_tot_len): --max-unread holds" },
+	[C_RESET] = { "reset", true,
+		      "the agent can end a connection (bpf_sock_destroy, 6.5+): splice, stalled readers" },
 	[C_FIONREAD_TCP] = { "fionread_tcp", false,
 			     "FIONREAD of a sockmap socket counts bytes that came through TCP" },
 	[C_BLOCKING_EOF] = { "blocking_eof", false, "a blocked recv() sees EOF, not EAGAIN, after the peer's shutdown" },
 	[C_BOUND] = { "slow_reader_bound", false,
 		      "a reader that falls behind gets TCP back-pressure (needs msg_tot_len, fionread_tcp)" },
+	[C_SPLICE_READ] = { "splice_read", false,
+			    "splice(2) reads redirected bytes (else splicing readers are reset)" },
 };
 
 const char *selftest_result_name(enum st_result res)
@@ -41,20 +50,26 @@ const char *selftest_result_name(enum st_result res)
 }
 
 /* The child: join the private cgroup, run the checks, report through the
- * pipe. */
-static void __attribute__((noreturn)) child_main(const char *cg_procs, int config_fd, int out_fd)
+ * pipe.  It dies with the agent, and holds none of its files: a fork
+ * without exec would keep the agent's lock and listening socket alive. */
+static void __attribute__((noreturn)) child_main(const char *cg_procs, int config_fd, int stats_fd,
+						 int out_fd)
 {
 	struct selftest_check res[SELFTEST_CHECKS];
 	char pid[32];
-	int fd;
+	int fd, keep[3] = { config_fd, stats_fd, out_fd };
 
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	for (fd = 3; fd < 1024; fd++)
+		if (fd != keep[0] && fd != keep[1] && fd != keep[2])
+			close(fd);
 	memcpy(res, check_table, sizeof(res));
 	fd = open(cg_procs, O_WRONLY | O_CLOEXEC);
 	snprintf(pid, sizeof(pid), "%d", getpid());
 	if (fd < 0 || write(fd, pid, strlen(pid)) < 0)
 		_exit(3);
 	close(fd);
-	selftest_run_checks(res, config_fd);
+	selftest_run_checks(res, config_fd, stats_fd);
 	if (write(out_fd, res, sizeof(res)) != (ssize_t)sizeof(res))
 		_exit(4);
 	_exit(0);
@@ -82,9 +97,18 @@ static bool kernel_has_msg_tot_len(void)
 	return found;
 }
 
+static bool kernel_has_sock_destroy(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	bool found = btf && btf__find_by_name_kind(btf, "bpf_sock_destroy", BTF_KIND_FUNC) > 0;
+
+	btf__free(btf);
+	return found;
+}
+
 /* Fork the child and collect its results into r (the redirect and bound
  * checks are judged here, not by the child).  0, or -errno. */
-static int run_child(const char *procs, int config_fd, struct selftest_report *r)
+static int run_child(const char *procs, int config_fd, int stats_fd, struct selftest_report *r)
 {
 	struct selftest_check got[SELFTEST_CHECKS];
 	int pfd[2], i, status;
@@ -102,7 +126,7 @@ static int run_child(const char *procs, int config_fd, struct selftest_report *r
 	}
 	if (child == 0) {
 		close(pfd[0]);
-		child_main(procs, config_fd, pfd[1]);
+		child_main(procs, config_fd, stats_fd, pfd[1]);
 	}
 	close(pfd[1]);
 	p = (struct pollfd){ .fd = pfd[0], .events = POLLIN };
@@ -125,9 +149,11 @@ static int run_child(const char *procs, int config_fd, struct selftest_report *r
 /* Judge what only the parent can see: were pairs formed and sends
  * redirected at all (else the data checks tested TCP only), and is the
  * slow-reader fallback safe here. */
-static void judge(const struct agent_maps *maps, bool has_tot_len, struct selftest_report *r)
+static void judge(const struct agent_maps *maps, bool has_tot_len, bool has_destroy,
+		  struct selftest_report *r)
 {
 	struct selftest_check *rd = &r->checks[C_REDIRECT], *bd = &r->checks[C_BOUND];
+	struct selftest_check *ub = &r->checks[C_UNREAD_BOUND], *rs = &r->checks[C_RESET];
 	struct counters c = {};
 	int i;
 
@@ -143,6 +169,22 @@ static void judge(const struct agent_maps *maps, bool has_tot_len, struct selfte
 		snprintf(bd->detail, sizeof(bd->detail), "%s",
 			 !has_tot_len ? "disabled: no psock->msg_tot_len to measure the backlog"
 				      : "disabled: fallback unsafe here (fionread_tcp): backlog unbounded");
+	ub->result = has_tot_len ? ST_PASS : ST_FAIL;
+	if (!has_tot_len)
+		snprintf(ub->detail, sizeof(ub->detail),
+			 "no psock->msg_tot_len (6.12.75+, 7.0): a reader could pin unbounded memory");
+	rs->result = has_destroy ? ST_PASS : ST_FAIL;
+	if (!has_destroy)
+		snprintf(rs->detail, sizeof(rs->detail),
+			 "no bpf_sock_destroy kfunc (6.5+): a splicing reader would hang");
+	/* tests only: make one check fail (selftest_fail_closed.sh) */
+	for (i = 0; i < SELFTEST_CHECKS && getenv("NGX_SOCKMAP_TEST_FAIL_CHECK"); i++)
+		if (!strcmp(r->checks[i].name, getenv("NGX_SOCKMAP_TEST_FAIL_CHECK"))) {
+			r->checks[i].result = ST_FAIL;
+			snprintf(r->checks[i].detail, sizeof(r->checks[i].detail),
+				 "made to fail by NGX_SOCKMAP_TEST_FAIL_CHECK");
+		}
+	r->splice_reads_ingress = r->checks[C_SPLICE_READ].result == ST_PASS;
 	r->ran = true;
 	for (i = 0; i < SELFTEST_CHECKS; i++) {
 		if (r->checks[i].result != ST_FAIL)
@@ -194,6 +236,8 @@ int selftest_run(const char *cg2_mnt, struct selftest_report *r)
 	memcpy(r->checks, check_table, sizeof(check_table));
 	for (i = 0; i < SELFTEST_CHECKS; i++)
 		r->checks[i].result = ST_SKIP;
+	if (getenv("NGX_SOCKMAP_TEST_SELFTEST_ERROR")) /* tests only */
+		return -EIO;
 
 	ret = make_private_cgroup(cg2_mnt, cg, sizeof(cg));
 	if (ret)
@@ -211,9 +255,9 @@ int selftest_run(const char *cg2_mnt, struct selftest_report *r)
 	}
 	agent_maps_init(&maps);
 	dataplane_maps(&dp, &maps);
-	ret = run_child(procs, maps.fd[MAP_CONFIG], r);
+	ret = run_child(procs, maps.fd[MAP_CONFIG], maps.fd[MAP_STATS], r);
 	if (!ret)
-		judge(&maps, kernel_has_msg_tot_len(), r);
+		judge(&maps, kernel_has_msg_tot_len(), kernel_has_sock_destroy(), r);
 out:
 	dataplane_destroy(&dp);
 	rmdir(cg);

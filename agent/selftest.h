@@ -15,8 +15,8 @@ enum st_result { ST_PASS, ST_FAIL, ST_SKIP };
 
 /* The checks, in the order they are printed (the table is in selftest.c). */
 enum selftest_id {
-	C_REDIRECT, C_ORDER, C_LARGE, C_HALF_CLOSE, C_FIONREAD, C_FIONREAD_TCP, C_BLOCKING_EOF,
-	C_BOUND,
+	C_REDIRECT, C_ORDER, C_LARGE, C_HALF_CLOSE, C_FIONREAD, C_UNREAD_BOUND, C_RESET,
+	C_FIONREAD_TCP, C_BLOCKING_EOF, C_BOUND, C_SPLICE_READ,
 	SELFTEST_CHECKS
 };
 
@@ -32,6 +32,7 @@ struct selftest_report {
 	struct selftest_check checks[SELFTEST_CHECKS];
 	bool ran;
 	bool critical_failure;
+	bool splice_reads_ingress;      /* splicing readers need nothing */
 	bool slow_reader_fallback_safe; /* FIONREAD sees TCP bytes: fallback OK */
 	int failures;
 };
@@ -43,7 +44,8 @@ const char *selftest_result_name(enum st_result res);
 
 /* selftest_checks.c: the socket-level checks, run in the child inside the
  * private cgroup.  config_fd: the private data plane's config map (the
- * fionread_tcp check forces sends through TCP with it). */
-void selftest_run_checks(struct selftest_check *res, int config_fd);
+ * fionread_tcp check forces sends through TCP with it); stats_fd: its
+ * counters (a data check must have redirected bytes to count). */
+void selftest_run_checks(struct selftest_check *res, int config_fd, int stats_fd);
 
 #endif

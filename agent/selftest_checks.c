@@ -22,7 +22,9 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <fcntl.h>
 #include "accel.h"
+#include "bpfutil.h"
 #include "selftest.h"
 
 #define IO_TIMEOUT_MS 5000
@@ -462,13 +464,91 @@ static void check_blocking_eof(struct selftest_check *c)
 		 spurious, rounds, lost ? "; some never saw EOF" : "");
 }
 
-void selftest_run_checks(struct selftest_check *res, int cfg_fd)
+/*
+ * Does splice(2) see redirected bytes?  tcp_splice_read() reads only
+ * sk_receive_queue, not the psock's ingress_msg (6.18 and before): a
+ * splicing reader (HAProxy, Go's io.Copy) would wait forever.  Where this
+ * passes, the agent leaves splicing readers alone; where it fails, it ends
+ * their connections and learns their port (guard.bpf.c).
+ */
+static void check_splice_read(struct selftest_check *c)
+{
+	char buf[1000] = { 0 };
+	struct pollfd p;
+	int cli, srv, pipefd[2] = { -1, -1 };
+	ssize_t got = 0, r;
+	double until;
+
+	/* O_NONBLOCK on the socket: tcp_splice_read() takes its timeout from
+	 * the file's flags, SPLICE_F_NONBLOCK only spares the pipe */
+	if (tcp_pair(&cli, &srv) || pipe2(pipefd, O_NONBLOCK | O_CLOEXEC) ||
+	    fcntl(srv, F_SETFL, O_NONBLOCK)) {
+		c->result = ST_SKIP;
+		goto out;
+	}
+	if (send(cli, buf, sizeof(buf), 0) != (ssize_t)sizeof(buf)) {
+		c->result = ST_SKIP;
+		goto out;
+	}
+	/* poll says readable (tcp_bpf's own poll) even where splice can't
+	 * read: bound the wait by time, not by poll */
+	p = (struct pollfd){ .fd = srv, .events = POLLIN };
+	until = now() + 0.5;
+	while (got < (ssize_t)sizeof(buf) && now() < until) {
+		poll(&p, 1, 50);
+		r = splice(srv, NULL, pipefd[1], NULL, sizeof(buf) - got,
+			   SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+		if (r > 0)
+			got += r;
+		else if (r == 0 || (errno != EAGAIN && errno != EINTR))
+			break;
+	}
+	c->result = got == (ssize_t)sizeof(buf) ? ST_PASS : ST_FAIL;
+	if (c->result == ST_FAIL)
+		snprintf(c->detail, sizeof(c->detail),
+			 "splice read %zd of %zu redirected bytes: splicing readers are reset", got,
+			 sizeof(buf));
+out:
+	if (pipefd[0] >= 0) {
+		close(pipefd[0]);
+		close(pipefd[1]);
+	}
+	close_pair(cli, srv);
+}
+
+static __u64 redirected_bytes(int stats_fd)
+{
+	struct accel_stats sum;
+	__u32 zero = 0;
+
+	if (percpu_sum_u64(stats_fd, &zero, (__u64 *)&sum, sizeof(sum) / sizeof(__u64)))
+		return 0;
+	return sum.redirected_bytes;
+}
+
+/* A data check proves something about the redirect path only if its bytes
+ * were redirected: one that passed on TCP alone fails. */
+static void run_data_check(void (*check)(struct selftest_check *), struct selftest_check *c,
+			   int stats_fd)
+{
+	__u64 before = redirected_bytes(stats_fd);
+
+	check(c);
+	if (c->result == ST_PASS && redirected_bytes(stats_fd) == before) {
+		c->result = ST_FAIL;
+		snprintf(c->detail, sizeof(c->detail),
+			 "passed, but nothing was redirected: only TCP was tested");
+	}
+}
+
+void selftest_run_checks(struct selftest_check *res, int cfg_fd, int stats_fd)
 {
 	config_fd = cfg_fd;
-	check_order(&res[C_ORDER]);
-	check_large(&res[C_LARGE]);
-	check_half_close(&res[C_HALF_CLOSE]);
-	check_fionread(&res[C_FIONREAD]);
+	run_data_check(check_order, &res[C_ORDER], stats_fd);
+	run_data_check(check_large, &res[C_LARGE], stats_fd);
+	run_data_check(check_half_close, &res[C_HALF_CLOSE], stats_fd);
+	run_data_check(check_fionread, &res[C_FIONREAD], stats_fd);
 	check_fionread_tcp(&res[C_FIONREAD_TCP]);
 	check_blocking_eof(&res[C_BLOCKING_EOF]);
+	check_splice_read(&res[C_SPLICE_READ]);
 }

@@ -83,6 +83,7 @@ static json_object *info_to_json(const struct agent_info *info, const struct age
 	json_object_object_add(root, "pinned", json_object_new_boolean(info->pinned));
 	json_object_object_add(root, "selftest_blocked",
 			       json_object_new_boolean(info->selftest_blocked));
+	add_str(root, "selftest_error", info->selftest_error);
 	a = json_object_new_array();
 	for (i = 0; i < info->n_selftest; i++) {
 		o = json_object_new_object();
@@ -180,6 +181,7 @@ static void info_from_json(json_object *root, struct agent_info *info)
 	info->pid = json_object_get_int(get(root, "pid"));
 	info->pinned = json_object_get_boolean(get(root, "pinned"));
 	info->selftest_blocked = json_object_get_boolean(get(root, "selftest_blocked"));
+	copy_str(info->selftest_error, sizeof(info->selftest_error), root, "selftest_error");
 	a = get(root, "selftest");
 	n = json_object_array_length(a);
 	for (i = 0; i < n && info->n_selftest < SELFTEST_CHECKS; i++) {

@@ -39,6 +39,7 @@ struct agent_info {
 	int pid;              /* 0: no live agent (pinned state only) */
 	bool pinned;
 	bool selftest_blocked; /* a critical self-test failed: kept paused */
+	char selftest_error[160]; /* why: the first critical failure */
 	struct cg_target cgroups[MAX_TARGETS];
 	int n_cgroups;
 	struct selftest_line selftest[SELFTEST_CHECKS];

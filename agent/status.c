@@ -27,9 +27,10 @@ void status_print_text(FILE *out, const struct counters *c, const struct agent_i
 			info->rings[RING_PKT].transport[0] ? ", XDP samples too" : "");
 	fputc('\n', out);
 	counters_print_text(out, c);
-	if (info->n_selftest)
-		fprintf(out, "\nselftest    %s\n", info->selftest_blocked
-			? "CRITICAL FAILURE: acceleration disabled (kept paused)" : "run at start-up");
+	if (info->n_selftest || info->selftest_error[0])
+		fprintf(out, "\nselftest    %s%s\n", info->selftest_blocked
+			? "NOT accelerating (kept paused): " : "run at start-up",
+			info->selftest_blocked ? info->selftest_error : "");
 	for (i = 0; i < info->n_selftest; i++)
 		fprintf(out, "  %-4s %-18s %s\n", info->selftest[i].result, info->selftest[i].name,
 			info->selftest[i].detail);
@@ -53,6 +54,7 @@ json_object *status_to_json(const struct counters *c, const struct agent_info *i
 	counters_add_json(root, c);
 	o = json_object_new_object();
 	json_object_object_add(o, "blocked", json_object_new_boolean(info->selftest_blocked));
+	json_object_object_add(o, "error", json_str(info->selftest_error));
 	checks = json_object_new_object();
 	for (i = 0; i < info->n_selftest; i++) {
 		json_object *ck = json_object_new_object();

@@ -883,6 +883,10 @@ static __always_inline __u32 peer_unread(const struct sock_state *st)
 {
 	__u32 queued = 0;
 
+	/* a kernel without it (before 6.12.75, 7.0) fails unread_bound in
+	 * the self-test and is never accelerated */
+	if (!bpf_core_field_exists(struct sk_psock, msg_tot_len))
+		return 0;
 	if (st->peer_psock)
 		bpf_probe_read_kernel(&queued, sizeof(queued),
 				      (void *)(st->peer_psock +

@@ -10,6 +10,7 @@
 # attached or pinned.  `--help` exits 0, names every subcommand, fits 80
 # columns.
 . "$(dirname "$0")/../lib/common.sh"
+export AGENT_MAY_REFUSE=1 # about the CLI, not acceleration
 
 # attached CGROUP: how many programs bpftool sees attached to CGROUP
 attached() {

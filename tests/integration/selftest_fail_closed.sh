@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# timeout: 90
+# Proves: the agent fails closed.  A critical self-test check that fails
+# (fionread: nginx hangs on such a kernel), or a self-test that cannot run
+# at all, keeps the data plane paused: `ready` says why, status and
+# /metrics show it, and a local pair is not redirected.  --force overrides,
+# loudly.  Test hooks: NGX_SOCKMAP_TEST_FAIL_CHECK=NAME fails one check,
+# NGX_SOCKMAP_TEST_SELFTEST_ERROR=1 makes the self-test unable to run.
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/tcpkit.sh"
+cg_new CS srv
+cg_new CC cli
+export AGENT_MAY_REFUSE=1
+port=19439
+
+# pair PORTVAR: one local connection with 10000 bytes each way; prints the
+# redirected_msgs it added
+pair() {
+	local r0 r1
+	st r0 redirected_msgs
+	tk_server s "$CS" - --listen 127.0.0.1:0 --mode verify --conns 1 --expect-bytes 10000 \
+		--reply-bytes 10000 --duration 20
+	tk_client c "$CC" - --connect 127.0.0.1:${SPORT[s]} --mode verify --bytes 10000
+	tk_wait s
+	tk_ok c "the connection works"
+	st r1 redirected_msgs
+	echo $((r1 - r0)) >"$TMP/pair"
+}
+
+for mode in check error; do
+	if [ $mode = check ]; then
+		export NGX_SOCKMAP_TEST_FAIL_CHECK=fionread
+		want='fionread: made to fail'
+	else
+		unset NGX_SOCKMAP_TEST_FAIL_CHECK
+		export NGX_SOCKMAP_TEST_SELFTEST_ERROR=1
+		want='the self-test could not run'
+	fi
+	agent_start -c "$CS" -c "$CC" --metrics 127.0.0.1:$port
+	grep -q "^ready:.*NOT accelerating: $want" "$TMP/agent.out" ||
+		fail "$mode: ready line does not say why: $(head -1 "$TMP/agent.out")"
+	ok "$mode: ready says NOT accelerating: $want"
+	assert_eq "$(stat_get selftest.blocked)" True "$mode: status --json selftest.blocked"
+	stat_get selftest.error | grep -q "$want" || fail "$mode: status --json selftest.error: $(stat_get selftest.error)"
+	ok "$mode: status --json names the reason"
+	"$AGENT" status | grep -q "NOT accelerating (kept paused): $want" ||
+		fail "$mode: status text does not say it"
+	ok "$mode: status text says it"
+	curl -s "127.0.0.1:$port/metrics" >"$TMP/m.txt"
+	grep -qx 'ngx_sockmap_accelerating 0' "$TMP/m.txt" || fail "$mode: /metrics accelerating is not 0"
+	grep -qx 'ngx_sockmap_paused 1' "$TMP/m.txt" || fail "$mode: /metrics paused is not 1"
+	ok "$mode: /metrics: paused 1, accelerating 0"
+	pair
+	assert_eq "$(cat "$TMP/pair")" 0 "$mode: nothing redirected"
+	agent_stop || fail "$mode: agent did not exit 0"
+done
+
+unset NGX_SOCKMAP_TEST_SELFTEST_ERROR
+export NGX_SOCKMAP_TEST_FAIL_CHECK=fionread
+agent_start -c "$CS" -c "$CC" --force
+grep -q "CRITICAL, accelerating anyway: --force" "$TMP/agent.err" ||
+	fail "--force: no loud warning: $(cat "$TMP/agent.err")"
+ok "--force: warns that it accelerates anyway"
+assert_eq "$(stat_get selftest.blocked)" False "--force: not blocked"
+pair
+assert_ge "$(cat "$TMP/pair")" 2 "--force: the pair is redirected"
+agent_stop || fail "agent did not exit 0"
