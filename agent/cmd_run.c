@@ -23,6 +23,7 @@
 enum {
 	OPT_PID_FILE = 1000, OPT_PORTS, OPT_PIN, OPT_NO_FOLLOW, OPT_SHORT_CONN, OPT_XDP,
 	OPT_XDP_SAMPLE, OPT_METRICS, OPT_MAX_UNREAD, OPT_UNREAD_BUDGET, OPT_FORCE,
+	OPT_ALLOW_ROOT, OPT_ANY_PROCESS,
 };
 
 static const struct argp_option run_options[] = {
@@ -36,6 +37,10 @@ static const struct argp_option run_options[] = {
 	{ "ports", OPT_PORTS, "LIST", 0,
 	  "track only connections with a local or remote port in LIST, e.g. 80,8000-8100 "
 	  "(default: all ports)", 0 },
+	{ "allow-root-cgroup", OPT_ALLOW_ROOT, NULL, 0,
+	  "allow a target that is the root cgroup (every process on the host)", 0 },
+	{ "any-process", OPT_ANY_PROCESS, NULL, 0,
+	  "allow --nginx-pid / pid-file targets that are not nginx processes", 0 },
 	{ "pin", OPT_PIN, NULL, 0,
 	  "keep the data plane attached after the agent exits (pinned in " PIN_DIR "); "
 	  "a later 'run --pin' adopts it, 'detach' removes it", 0 },
@@ -108,6 +113,12 @@ static error_t run_parse(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_FORCE:
 		o->force = true;
+		break;
+	case OPT_ALLOW_ROOT:
+		o->allow_root_cgroup = true;
+		break;
+	case OPT_ANY_PROCESS:
+		o->any_process = true;
 		break;
 	case OPT_XDP:
 		if (strlen(arg) >= 16)
@@ -317,6 +328,12 @@ static int do_run(void *opts)
 		pr_warn("a pinned data plane exists in %s: adopt it with --pin or remove it with 'ngx-sockmap detach'\n",
 			PIN_DIR);
 		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		if (dataplane_check_cgroup(&targets[i], o->pin, err, sizeof(err))) {
+			pr_warn("%s\n", err);
+			goto out;
+		}
 	}
 	if (observer_check_ifaces(o->xdp_ifaces, o->n_xdp, err, sizeof(err))) {
 		pr_warn("%s\n", err);

@@ -193,6 +193,29 @@ static bool cgroup_has_ours(int cg_fd)
 	return found;
 }
 
+int dataplane_check_cgroup(const struct cg_target *t, bool adopt_pins, char *err, size_t errlen)
+{
+	char pin[PATH_MAX];
+	int cg_fd, ret = 0;
+
+	snprintf(pin, sizeof(pin), "%s/link-cgroup-%llu", PIN_DIR, (unsigned long long)t->id);
+	if (adopt_pins && access(pin, F_OK) == 0)
+		return 0;
+	cg_fd = open(t->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (cg_fd < 0) {
+		snprintf(err, errlen, "open %s: %s", t->path, strerror(errno));
+		return -errno;
+	}
+	if (cgroup_has_ours(cg_fd)) {
+		snprintf(err, errlen,
+			 "cgroup %s already has ngx-sockmap attached (another agent, or a pinned one: ngx-sockmap detach)",
+			 t->path);
+		ret = -EBUSY;
+	}
+	close(cg_fd);
+	return ret;
+}
+
 static void link_pin_path(char *buf, size_t len, const struct cg_target *t, const char *what)
 {
 	snprintf(buf, len, "%s/link-cgroup-%llu%s", PIN_DIR, (unsigned long long)t->id, what);

@@ -51,6 +51,10 @@ int dataplane_probe_kernel(char *err, size_t errlen);
 /* Open, configure and load.  With pin, maps are pinned under PIN_DIR, and
  * maps already pinned there are reused (a restart keeps the state). */
 int dataplane_load(struct dataplane *dp, const struct dataplane_params *p);
+/* Before anything is loaded: can we attach to this cgroup (not attached
+ * by another agent; our own pins count as ours with adopt_pins)?  0, or
+ * -EBUSY with one line in err. */
+int dataplane_check_cgroup(const struct cg_target *t, bool adopt_pins, char *err, size_t errlen);
 /* Attach sk_msg to the sock_hash. */
 int dataplane_attach_msg(struct dataplane *dp);
 /* Attach sock_ops to a cgroup through a bpf_link (detached when the agent

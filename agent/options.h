@@ -24,6 +24,8 @@ struct run_opts {
 	bool pin;
 	bool follow;            /* attach to local peers' cgroups too */
 	bool force;             /* accelerate despite a critical self-test failure */
+	bool allow_root_cgroup; /* a target may be the hierarchy's root */
+	bool any_process;       /* a pid target need not be nginx */
 	unsigned int short_conn_msgs; /* see struct port_profile; 0: off */
 	const char *xdp_ifaces[MAX_TARGETS];
 	int n_xdp;

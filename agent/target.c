@@ -228,6 +228,52 @@ int read_pid_file(const char *file, int *pid, char *err, size_t errlen)
 	return 0;
 }
 
+/* Is pid an nginx process (its executable's or its own name starts with
+ * "nginx": nginx, nginx-debug)?  name gets what it is. */
+static bool is_nginx(int pid, char *name, size_t len)
+{
+	char path[64], exe[PATH_MAX] = "";
+	const char *base;
+	ssize_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	f = fopen(path, "re");
+	if (!f || !fgets(name, len, f))
+		snprintf(name, len, "?");
+	if (f)
+		fclose(f);
+	name[strcspn(name, "\n")] = 0;
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	n = readlink(path, exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = 0;
+	base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
+	return !strncmp(base, "nginx", 5) || !strncmp(name, "nginx", 5);
+}
+
+/* The policy on what `run` may attach to: not the root of the hierarchy
+ * (every process on the host), not a process that is not nginx (a stale
+ * pid file pointing at a reused pid, or at a kernel thread), unless said. */
+static int target_allowed(const struct run_opts *o, const char *mnt, const struct cg_target *t,
+			  int pid, char *err, size_t errlen)
+{
+	char real[PATH_MAX], name[64];
+
+	if (pid > 0 && !o->any_process && !is_nginx(pid, name, sizeof(name))) {
+		snprintf(err, errlen,
+			 "pid %d (%s) is not nginx (a stale pid file?); say --any-process to attach to its cgroup anyway",
+			 pid, name);
+		return -EPERM;
+	}
+	if (!o->allow_root_cgroup && realpath(mnt, real) && !strcmp(real, t->path)) {
+		snprintf(err, errlen,
+			 "%s is the root cgroup: that would accelerate every process on the host; "
+			 "name nginx's cgroup, or say --allow-root-cgroup", t->path);
+		return -EPERM;
+	}
+	return 0;
+}
+
 static void add_target(struct cg_target *list, int *n, const struct cg_target *t)
 {
 	int i;
@@ -249,14 +295,16 @@ int targets_resolve(const struct run_opts *o, const char *mnt, struct cg_target 
 	*n = 0;
 	for (i = 0; i < o->n_cgroups; i++) {
 		memset(&t, 0, sizeof(t));
-		if (cg2_resolve(mnt, o->cgroups[i], &t, err, errlen))
+		if (cg2_resolve(mnt, o->cgroups[i], &t, err, errlen) ||
+		    target_allowed(o, mnt, &t, 0, err, errlen))
 			return -1;
 		snprintf(t.reason, sizeof(t.reason), "named: --cgroup");
 		add_target(list, n, &t);
 	}
 	for (i = 0; i < o->n_pids; i++) {
 		memset(&t, 0, sizeof(t));
-		if (cg2_of_pid(mnt, o->pids[i], &t, err, errlen))
+		if (cg2_of_pid(mnt, o->pids[i], &t, err, errlen) ||
+		    target_allowed(o, mnt, &t, o->pids[i], err, errlen))
 			return -1;
 		add_target(list, n, &t);
 	}
@@ -271,7 +319,8 @@ int targets_resolve(const struct run_opts *o, const char *mnt, struct cg_target 
 					 DEFAULT_PID_FILE);
 			return -1;
 		}
-		if (cg2_of_pid(mnt, pid, &t, err, errlen))
+		if (cg2_of_pid(mnt, pid, &t, err, errlen) ||
+		    target_allowed(o, mnt, &t, pid, err, errlen))
 			return -1;
 		snprintf(t.reason, sizeof(t.reason), "named: nginx pid %d", pid);
 		add_target(list, n, &t);

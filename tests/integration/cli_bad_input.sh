@@ -84,6 +84,17 @@ dead=$!
 wait $dead
 [ -e /proc/$dead ] && fail "pid $dead reused already"
 expect 1 "$dead" "dead pid" "$AGENT" run -p $dead
+expect 1 'root cgroup && --allow-root-cgroup' "the root cgroup" "$AGENT" run -c "$CG2"
+# not cg_exec: $! must be the sleeper itself, not a subshell around it
+sh -c 'echo $$ >"$0/cgroup.procs" && exec sleep 60' "$CG" &
+sleeper=$!
+on_exit "kill $sleeper"
+for _ in $(seq 1 100); do grep -q "$CG_REL" "/proc/$sleeper/cgroup" && break; sleep 0.05; done
+expect 1 "pid $sleeper && not nginx && --any-process" "a pid that is not nginx (a stale pid file)" \
+	"$AGENT" run -p $sleeper
+echo $sleeper >"$TMP/stale.pid"
+expect 1 "not nginx && --any-process" "a pid file naming a process that is not nginx" \
+	"$AGENT" run --nginx-pid-file "$TMP/stale.pid"
 expect 1 '/nonexistent-ngx-sockmap/nginx\.pid' "missing pid file" \
 	"$AGENT" run --nginx-pid-file /nonexistent-ngx-sockmap/nginx.pid
 expect 1 'root|permission|privilege|cap_' "not root" \
@@ -97,7 +108,11 @@ log "--- a second agent on a cgroup already served"
 agent_start -c "$CG"
 n0=$(attached "$CG")
 assert_ge "$n0" 1 "first agent attached"
-expect 1 'already|another|running|in use|busy|attached' "second agent on the same cgroup" \
+# in its own run dir, so that the single-agent lock does not stop it first:
+# the cgroup check is what must refuse it
+expect 1 "$CG_REL && already has ngx-sockmap attached" "second agent on the same cgroup" \
+	env NGX_SOCKMAP_RUN_DIR="$TMP/run2" "$AGENT" run -c "$CG_REL"
+expect 1 'another ngx-sockmap agent is running' "second agent in the same run dir" \
 	"$AGENT" run -c "$CG_REL"
 kill -0 "$AGENT_PID" 2>/dev/null || fail "first agent died when the second one started"
 ok "first agent still running"

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdio.h>
+#include <unistd.h>
 #include "check.h"
 #include <string.h>
 #include "options.h"
@@ -124,9 +125,43 @@ static void test_sizes(void)
 	CHECK(parse_size("M", &v), "no number refused");
 }
 
+/* run's target policy: not the root cgroup, not a process that is not
+ * nginx, unless the user says so. */
+static void test_target_policy(void)
+{
+	static struct run_opts o;
+	struct cg_target list[MAX_TARGETS];
+	char mnt[4096];
+	int n;
+
+	if (cg2_mount(mnt, sizeof(mnt)))
+		return;
+	memset(&o, 0, sizeof(o));
+	o.cgroups[0] = mnt;
+	o.n_cgroups = 1;
+	CHECK(targets_resolve(&o, mnt, list, &n, err, sizeof(err)) < 0 && strstr(err, "root cgroup") &&
+		      strstr(err, "--allow-root-cgroup"),
+	      "root cgroup refused: %s", err);
+	o.allow_root_cgroup = true;
+	CHECK(targets_resolve(&o, mnt, list, &n, err, sizeof(err)) == 0 && n == 1,
+	      "root cgroup with --allow-root-cgroup: %s", err);
+	/* this test process is not nginx */
+	memset(&o, 0, sizeof(o));
+	o.pids[0] = getpid();
+	o.n_pids = 1;
+	o.allow_root_cgroup = true; /* the test may run in the root cgroup */
+	CHECK(targets_resolve(&o, mnt, list, &n, err, sizeof(err)) < 0 && strstr(err, "not nginx") &&
+		      strstr(err, "--any-process"),
+	      "a process that is not nginx refused: %s", err);
+	o.any_process = true;
+	CHECK(targets_resolve(&o, mnt, list, &n, err, sizeof(err)) == 0,
+	      "with --any-process: %s", err);
+}
+
 int main(void)
 {
 	test_sizes();
+	test_target_policy();
 	test_ports();
 	test_pid();
 	test_sample_every();
