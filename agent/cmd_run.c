@@ -320,8 +320,7 @@ static int do_run(void *opts)
 		return EXIT_RUNTIME;
 	}
 	agent_maps_init(&rt->maps);
-	rt->follow = o->follow;
-	rt->ports = &o->ports;
+	rt->opts = o;
 	rt->msrc.maps = &rt->maps;
 	rt->msrc.info = &rt->info;
 	if (!o->pin && dataplane_pinned_exists()) {

@@ -307,6 +307,28 @@ out:
 	return ret;
 }
 
+void dataplane_detach_cgroup(struct dataplane *dp, int i)
+{
+	char pin[PATH_MAX];
+
+	if (i < 0 || i >= dp->n_targets)
+		return;
+	/* a pinned link would keep a dead cgroup's attachment alive */
+	if (dp->pinned) {
+		link_pin_path(pin, sizeof(pin), &dp->targets[i], "");
+		unlink(pin);
+		link_pin_path(pin, sizeof(pin), &dp->targets[i], "-ulp");
+		unlink(pin);
+	}
+	bpf_link__destroy(dp->links[i]);
+	bpf_link__destroy(dp->ulp_links[i]);
+	dp->n_targets--;
+	memmove(&dp->links[i], &dp->links[i + 1], (dp->n_targets - i) * sizeof(dp->links[0]));
+	memmove(&dp->ulp_links[i], &dp->ulp_links[i + 1],
+		(dp->n_targets - i) * sizeof(dp->ulp_links[0]));
+	memmove(&dp->targets[i], &dp->targets[i + 1], (dp->n_targets - i) * sizeof(dp->targets[0]));
+}
+
 void dataplane_destroy(struct dataplane *dp)
 {
 	int i;

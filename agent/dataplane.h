@@ -55,6 +55,8 @@ int dataplane_load(struct dataplane *dp, const struct dataplane_params *p);
  * by another agent; our own pins count as ours with adopt_pins)?  0, or
  * -EBUSY with one line in err. */
 int dataplane_check_cgroup(const struct cg_target *t, bool adopt_pins, char *err, size_t errlen);
+/* Detach target i (its cgroup is gone or moved) and free its slot. */
+void dataplane_detach_cgroup(struct dataplane *dp, int i);
 /* Attach sk_msg to the sock_hash. */
 int dataplane_attach_msg(struct dataplane *dp);
 /* Attach sock_ops to a cgroup through a bpf_link (detached when the agent

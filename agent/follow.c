@@ -284,6 +284,7 @@ int follow_scan(const char *cg2_mnt, const struct cg_target *attached, int n_att
 				continue;
 			}
 			c->target.id = p->cgroup;
+			c->target.kind = TK_FOLLOWED;
 			c->netns = p->netns;
 			for (k = 0; k < n_attached; k++)
 				if (attached[k].id == s->cgroup)

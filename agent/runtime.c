@@ -69,7 +69,7 @@ static void follow_peers(struct runtime *rt)
 	char err[PATH_MAX + 256];
 	int n, i, added = 0;
 
-	n = follow_scan(rt->mnt, rt->dp.targets, rt->dp.n_targets, rt->ports, cand, 16);
+	n = follow_scan(rt->mnt, rt->dp.targets, rt->dp.n_targets, &rt->opts->ports, cand, 16);
 	if (n < 0) {
 		pr_debug("follow: scan failed: %s\n", strerror(-n));
 		return;
@@ -89,6 +89,79 @@ static void follow_peers(struct runtime *rt)
 	}
 }
 
+static bool waiting_for(const struct runtime *rt, const struct cg_target *t)
+{
+	int i;
+
+	for (i = 0; i < rt->n_waiting; i++)
+		if (rt->waiting[i].kind == t->kind && !strcmp(rt->waiting[i].source, t->source))
+			return true;
+	return false;
+}
+
+/* Attach a target that came back; false while it isn't there yet. */
+static bool reattach(struct runtime *rt, const struct cg_target *t)
+{
+	char err[PATH_MAX + 256];
+	struct cg_target fresh;
+	int i;
+
+	if (target_reresolve(rt->opts, rt->mnt, t, &fresh, err, sizeof(err)))
+		return false;
+	for (i = 0; i < rt->dp.n_targets; i++)
+		if (rt->dp.targets[i].id == fresh.id)
+			return true; /* attached already (named twice) */
+	if (dataplane_attach_cgroup(&rt->dp, &fresh, err, sizeof(err))) {
+		pr_warn("re-attaching %s: %s\n", fresh.path, err);
+		return false;
+	}
+	printf("re-attached %s (%s)\n", fresh.path, fresh.reason);
+	fflush(stdout);
+	return true;
+}
+
+/*
+ * Nginx restarted (systemctl restart, docker restart): its cgroup was
+ * removed and made again, so the kernel dropped our attachment with it,
+ * and the pid file names a new master.  Free the dead attachments' slots;
+ * attach named ones again as soon as their path, or the cgroup of their
+ * pid file's new pid, exists; followed ones come back through following.
+ */
+static void check_targets(struct runtime *rt)
+{
+	struct cg_target fresh, old;
+	char err[PATH_MAX + 256];
+	bool changed = false;
+	int i;
+
+	for (i = rt->dp.n_targets - 1; i >= 0; i--) {
+		old = rt->dp.targets[i];
+		if (target_alive(&old) &&
+		    !(old.kind == TK_PIDFILE &&
+		      !target_reresolve(rt->opts, rt->mnt, &old, &fresh, err, sizeof(err)) &&
+		      fresh.id != old.id))
+			continue;
+		pr_warn("%s is gone or no longer nginx's (%s): detaching it\n", old.path, old.reason);
+		dataplane_detach_cgroup(&rt->dp, i);
+		changed = true;
+		if ((old.kind == TK_PATH || old.kind == TK_PIDFILE) && !waiting_for(rt, &old) &&
+		    rt->n_waiting < MAX_TARGETS)
+			rt->waiting[rt->n_waiting++] = old;
+		else if (old.kind == TK_PID)
+			pr_warn("%s was named by a pid that is gone: not attached again\n", old.path);
+	}
+	for (i = rt->n_waiting - 1; i >= 0; i--) {
+		if (!reattach(rt, &rt->waiting[i]))
+			continue;
+		rt->waiting[i] = rt->waiting[--rt->n_waiting];
+		changed = true;
+	}
+	if (changed) {
+		runtime_refresh_netns(rt, NULL, 0);
+		runtime_publish(rt);
+	}
+}
+
 static void tick(struct runtime *rt, uint64_t n)
 {
 	static uint64_t ticks;
@@ -99,7 +172,8 @@ static void tick(struct runtime *rt, uint64_t n)
 	runtime_refresh_netns(rt, NULL, 0);
 	enforcer_tick(&rt->enforcer);
 	ticks += n;
-	if (rt->follow && ticks % FOLLOW_EVERY_TICKS == 0)
+	check_targets(rt);
+	if (rt->opts->follow && ticks % FOLLOW_EVERY_TICKS == 0)
 		follow_peers(rt);
 }
 

@@ -32,8 +32,11 @@ struct runtime {
 	struct agent_info info;   /* what agent.state says */
 	struct agent_maps maps;   /* fds, owned by dp and xdp */
 	char mnt[PATH_MAX];       /* cgroup v2 mount */
-	bool follow;              /* attach to local peers' cgroups */
-	const struct port_set *ports; /* the port policy, for following */
+	const struct run_opts *opts; /* following, port policy, target policy */
+	/* named targets whose cgroup went away (nginx restarted): tried again
+	 * every tick until their path, or their pid file's new pid, resolves */
+	struct cg_target waiting[MAX_TARGETS];
+	int n_waiting;
 };
 
 /* Write agent.state from what is attached now. */

@@ -299,6 +299,8 @@ int targets_resolve(const struct run_opts *o, const char *mnt, struct cg_target 
 		    target_allowed(o, mnt, &t, 0, err, errlen))
 			return -1;
 		snprintf(t.reason, sizeof(t.reason), "named: --cgroup");
+		t.kind = TK_PATH;
+		snprintf(t.source, sizeof(t.source), "%s", o->cgroups[i]);
 		add_target(list, n, &t);
 	}
 	for (i = 0; i < o->n_pids; i++) {
@@ -306,6 +308,7 @@ int targets_resolve(const struct run_opts *o, const char *mnt, struct cg_target 
 		if (cg2_of_pid(mnt, o->pids[i], &t, err, errlen) ||
 		    target_allowed(o, mnt, &t, o->pids[i], err, errlen))
 			return -1;
+		t.kind = TK_PID;
 		add_target(list, n, &t);
 	}
 	if (!pid_file && !o->n_cgroups && !o->n_pids)
@@ -323,7 +326,45 @@ int targets_resolve(const struct run_opts *o, const char *mnt, struct cg_target 
 		    target_allowed(o, mnt, &t, pid, err, errlen))
 			return -1;
 		snprintf(t.reason, sizeof(t.reason), "named: nginx pid %d", pid);
+		t.kind = TK_PIDFILE;
+		snprintf(t.source, sizeof(t.source), "%s", pid_file);
 		add_target(list, n, &t);
 	}
 	return 0;
+}
+
+bool target_alive(const struct cg_target *t)
+{
+	struct stat st;
+
+	return !stat(t->path, &st) && st.st_ino == t->id;
+}
+
+int target_reresolve(const struct run_opts *o, const char *mnt, const struct cg_target *t,
+		     struct cg_target *fresh, char *err, size_t errlen)
+{
+	int pid, ret;
+
+	memset(fresh, 0, sizeof(*fresh));
+	fresh->kind = t->kind;
+	snprintf(fresh->source, sizeof(fresh->source), "%s", t->source);
+	switch (t->kind) {
+	case TK_PATH:
+		ret = cg2_resolve(mnt, t->source, fresh, err, errlen);
+		snprintf(fresh->reason, sizeof(fresh->reason), "named: --cgroup");
+		break;
+	case TK_PIDFILE:
+		ret = read_pid_file(t->source, &pid, err, errlen);
+		if (!ret)
+			ret = cg2_of_pid(mnt, pid, fresh, err, errlen);
+		if (!ret)
+			ret = target_allowed(o, mnt, fresh, pid, err, errlen);
+		snprintf(fresh->reason, sizeof(fresh->reason), "named: nginx pid %d", pid);
+		break;
+	default:
+		ret = -ENOENT;
+	}
+	fresh->kind = t->kind;
+	snprintf(fresh->source, sizeof(fresh->source), "%s", t->source);
+	return ret;
 }

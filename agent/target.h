@@ -5,15 +5,26 @@
 
 #include <limits.h>
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 /* cgroups one agent attaches to, named and followed together */
 #define MAX_TARGETS 64
 
+/* How a target was named: what to look at again when it goes away. */
+enum target_kind {
+	TK_PATH,     /* --cgroup: the same path, recreated */
+	TK_PID,      /* --nginx-pid: nothing (that process is gone) */
+	TK_PIDFILE,  /* --nginx-pid-file: the pid it names now */
+	TK_FOLLOWED, /* a peer's: following finds it again if it is still one */
+};
+
 struct cg_target {
 	char path[PATH_MAX];  /* absolute, canonical */
 	uint64_t id;          /* cgroup id (inode of the cgroup v2 dir) */
 	char reason[64];      /* "named", "nginx pid 123", ... */
+	enum target_kind kind;
+	char source[PATH_MAX]; /* TK_PATH: the path as given; TK_PIDFILE: the file */
 };
 
 /* Mount point of the cgroup v2 hierarchy (the first cgroup2 mount).  0 or
@@ -37,6 +48,13 @@ int read_pid_file(const char *file, int *pid, char *err, size_t errlen);
 #define DEFAULT_PID_FILE "/run/nginx.pid"
 
 struct run_opts;
+/* Is t still the cgroup it was attached to (same path, same inode)? */
+bool target_alive(const struct cg_target *t);
+/* Resolve a dead TK_PATH or TK_PIDFILE target again: 0 with *fresh filled
+ * (a new cgroup at the path, or the cgroup of the pid file's new pid), or
+ * -errno (nothing there, yet). */
+int target_reresolve(const struct run_opts *o, const char *mnt, const struct cg_target *t,
+		     struct cg_target *fresh, char *err, size_t errlen);
 /* Every target `run` was given (--cgroup, --nginx-pid, --nginx-pid-file, or
  * DEFAULT_PID_FILE), deduplicated, into list (MAX_TARGETS).  0, or -1 with
  * one line naming the bad target in err. */
