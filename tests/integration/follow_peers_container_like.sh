@@ -24,7 +24,16 @@ sleep 3
 assert_eq "$(cg_count)" 1 "--no-follow attaches only the named cgroup"
 agent_stop
 
-# follow (default): only the proxy's cgroup named
+# follow (default): only the proxy's cgroup named.  Something in the root
+# cgroup talks to nginx the whole time: it must never be followed.
+python3 -c '
+import os, socket, sys, time
+open(sys.argv[1] + "/cgroup.procs", "w").write(str(os.getpid()))
+s = socket.create_connection(("127.0.0.1", int(sys.argv[2])))
+s.sendall(b"GET /hello HTTP/1.1\r\nHost: t\r\n\r\n")
+time.sleep(20)' "$CG2" 18280 &
+root_talker=$!
+on_exit "kill $root_talker"
 AGENT_FOLLOW=1 agent_start -c "$cgp"
 wrk_round 3s &
 wrk_pid=$!
@@ -45,7 +54,12 @@ sys.exit(0 if sys.argv[1] in cgs and cgs[sys.argv[1]].startswith("followed") els
 done
 grep -q "^following" "$TMP/agent.out" || fail "agent did not say what it followed"
 ok "agent printed what it followed"
-# The root cgroup is never followed, whatever talks to nginx from there.
+# The root cgroup is never followed, whatever talks to nginx from there:
+# the talker's connection was up while following ran.
+grep -qx "0::/" "/proc/$root_talker/cgroup" || fail "the talker is not in the root cgroup"
+ss -Htnp state established "( dport = :18280 )" | grep -q "pid=$root_talker," ||
+	fail "the root cgroup's talker has no connection to nginx"
+ok "a process in the root cgroup is connected to nginx"
 echo "$json" | python3 -c '
 import json, sys
 sys.exit(any(c["path"] == sys.argv[1] for c in json.load(sys.stdin)["cgroups"]))' "$CG2" ||

@@ -10,7 +10,10 @@
 # server must receive exactly its own namespace's bytes (and answer with a
 # pattern of its own seed that its client checks); pairs and
 # redirected_msgs must not move at all, while sockets_total shows the
-# attached ends were tracked.
+# attached ends were tracked.  Then with all four cgroups attached: the
+# twins are registered at the same time under the same 4-tuple, and only
+# the namespace cookie in the key tells them apart, so every connection
+# must pair, in its own namespace, none as ambiguous.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/tcpkit.sh"
 . "$(dirname "$0")/../lib/isolation.sh"
@@ -25,3 +28,5 @@ NAC=$NA NAS=$NA NBC=$NB NBS=$NB
 SRV_IP=127.0.0.1 CLI_IP=127.0.0.1 SEED_A=1111 SEED_B=2222
 agent_start -c "$CAS" -c "$CBC"
 iso_run "no pair formed across namespaces"
+agent_start -c "$CAS" -c "$CAC" -c "$CBC" -c "$CBS"
+iso_run_both_tracked

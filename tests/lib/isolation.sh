@@ -90,3 +90,33 @@ iso_run() {
 	agent_stop || fail "agent did not exit 0 on SIGTERM"
 	ok "agent exited cleanly"
 }
+
+# iso_run_both_tracked: the same rounds with every cgroup attached, so each
+# world pairs its own connection while the other world's twin, with the same
+# 4-tuple, is registered too.  Only the namespace cookie in the key keeps
+# the two registrations apart (without it the second is ambiguous and
+# nothing pairs): every connection must pair, in its own world.
+iso_run_both_tracked() {
+	local srv_args
+	srv_args=(--listen $SRV_IP:$PORT --mode verify --expect-bytes $BYTES
+		--reply-bytes $BYTES --conns 2 --duration 60)
+	tk_server sa "$CAS" "$NAS" "${srv_args[@]}" --seed $SEED_A
+	tk_server sb "$CBS" "$NBS" "${srv_args[@]}" --seed $SEED_B
+	st p0 pairs
+	st a0 fallbacks.ambiguous
+	st m0 redirected_msgs
+	iso_round A 40003
+	iso_round B 40004
+	tk_wait sa
+	tk_ok sa "both tracked: server A received exactly A's bytes"
+	tk_wait sb
+	tk_ok sb "both tracked: server B received exactly B's bytes"
+	st p1 pairs
+	st a1 fallbacks.ambiguous
+	st m1 redirected_msgs
+	log "both tracked: pairs +$((p1 - p0)) ambiguous +$((a1 - a0)) redirected_msgs +$((m1 - m0))"
+	assert_eq $((a1 - a0)) 0 "both tracked: no key was ambiguous (the netns cookie tells them apart)"
+	assert_eq $((p1 - p0)) 4 "both tracked: every connection paired, in its own world"
+	assert_ge $((m1 - m0)) 8 "both tracked: their bytes were redirected"
+	agent_stop || fail "agent did not exit 0 on SIGTERM"
+}

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# timeout: 120
+# Proves: whatever state its connections are in, a signalled agent (SIGKILL,
+# SIGTERM) leaves them working, byte-exact: a pair with 100 KiB redirected
+# and not read yet, an active end registered and not yet claimed, one that
+# withdrew to TCP, an idle pair (tests/lib/signal_states.py).  After the
+# signal every one of them finishes both ways with every byte right.
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/tcpkit.sh"
+cg_new CS srv
+cg_new CX other # not attached
+cg_new CC cli
+
+for sig in KILL TERM; do
+	agent_start -c "$CS" -c "$CC"
+	st p0 pairs
+	mkfifo "$TMP/in.$sig"
+	python3 "$TOP/tests/lib/signal_states.py" "$CS" "$CX" "$CC" <"$TMP/in.$sig" \
+		>"$TMP/states.$sig" 2>&1 &
+	py=$!
+	exec 9>"$TMP/in.$sig"
+	for _ in $(seq 1 100); do grep -q '^ready\|FAIL' "$TMP/states.$sig" && break; sleep 0.1; done
+	grep -q '^ready' "$TMP/states.$sig" || fail "$sig: set-up: $(cat "$TMP/states.$sig")"
+	st p1 pairs
+	assert_ge $((p1 - p0)) 2 "$sig: the two pairs formed before the signal"
+	kill -$sig "$AGENT_PID"
+	wait "$AGENT_PID" 2>/dev/null
+	AGENT_PID=
+	ok "$sig: agent gone"
+	echo go >&9
+	exec 9>&-
+	wait $py
+	grep -q '^ok' "$TMP/states.$sig" || fail "$sig: after the signal: $(cat "$TMP/states.$sig")"
+	ok "$sig: every connection finished byte-exact, both ways"
+done
