@@ -102,7 +102,7 @@ static error_t run_parse(int key, char *arg, struct argp_state *state)
 		o->pid_file = arg;
 		break;
 	case OPT_PORTS:
-		if (parse_ports(arg, &o->ports, err, sizeof(err)))
+		if (parse_ports_add(arg, &o->ports, err, sizeof(err)))
 			usage_error(state, "--ports: %s", err);
 		break;
 	case OPT_PIN:

@@ -233,10 +233,15 @@ static int attach_ulp_guard(struct dataplane *dp, const struct cg_target *t, int
 	if (!dp->guard.skel)
 		return 0;
 	link_pin_path(pin, sizeof(pin), t, "-ulp");
-	if (dp->pinned && access(pin, F_OK) == 0)
+	if (dp->pinned && access(pin, F_OK) == 0) {
 		link = bpf_link__open(pin);
-	else
+		if (link && bpf_link__update_program(link, guard_ulp_program(&dp->guard))) {
+			bpf_link__destroy(link);
+			link = NULL;
+		}
+	} else {
 		link = guard_attach_cgroup(&dp->guard, cg_fd);
+	}
 	if (!link) {
 		snprintf(err, errlen, "attaching the ULP guard to %s: %s", t->path, strerror(errno));
 		return -errno;
@@ -275,7 +280,17 @@ int dataplane_attach_cgroup(struct dataplane *dp, const struct cg_target *t, cha
 			snprintf(err, errlen, "reopening pinned link %s: %s", pin, strerror(errno));
 			goto out;
 		}
-		pr_info("adopted pinned attachment of %s\n", t->path);
+		/* the link still runs the earlier run's program, with its
+		 * load-time settings (--ports, --short-conn, --max-unread):
+		 * swap in ours, atomically (BPF_LINK_UPDATE) */
+		ret = bpf_link__update_program(link, dp->skel->progs.sockops_track);
+		if (ret) {
+			snprintf(err, errlen, "updating pinned link %s to this run's program: %s", pin,
+				 strerror(-ret));
+			bpf_link__destroy(link);
+			goto out;
+		}
+		pr_info("adopted pinned attachment of %s, with this run's settings\n", t->path);
 	} else if (cgroup_has_ours(cg_fd)) {
 		snprintf(err, errlen,
 			 "cgroup %s already has ngx-sockmap attached (another agent, or a pinned one: ngx-sockmap detach)",

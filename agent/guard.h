@@ -15,6 +15,7 @@
 struct guard_bpf;
 struct bpf_object;
 struct bpf_link;
+struct bpf_program;
 
 struct guard {
 	struct guard_bpf *skel;
@@ -32,6 +33,8 @@ int guard_load(struct guard *g, const struct bpf_object *dataplane);
 int guard_attach(struct guard *g, int sock_hash_fd, bool splice);
 /* setsockopt(TCP_ULP) refusal on a cgroup: a bpf_link, NULL + errno. */
 struct bpf_link *guard_attach_cgroup(struct guard *g, int cg_fd);
+/* The program guard_attach_cgroup attaches (to adopt a pinned link). */
+struct bpf_program *guard_ulp_program(const struct guard *g);
 void guard_destroy(struct guard *g);
 
 /* The enforcer's tools.  doom: ask reset_doomed to end the socket with

@@ -57,6 +57,20 @@ bad:
 	return -1;
 }
 
+int parse_ports_add(const char *s, struct port_set *set, char *err, size_t errlen)
+{
+	struct port_set more;
+	size_t i;
+
+	if (parse_ports(s, &more, err, errlen))
+		return -1;
+	if (set->all)
+		memset(set, 0, sizeof(*set));
+	for (i = 0; i < sizeof(set->bits) / sizeof(set->bits[0]); i++)
+		set->bits[i] |= more.bits[i];
+	return 0;
+}
+
 int parse_pid(const char *s)
 {
 	char *end;

@@ -47,6 +47,9 @@ int parse_listen(const char *s, struct sockaddr_storage *ss, socklen_t *len, cha
 /* "80,443,8000-8100" -> set.  Ports 1..65535; ranges inclusive.  Returns 0,
  * or -1 with a message in err (size errlen). */
 int parse_ports(const char *s, struct port_set *set, char *err, size_t errlen);
+/* The same, adding to set (a repeated --ports adds to the list): set->all
+ * is cleared by the first. */
+int parse_ports_add(const char *s, struct port_set *set, char *err, size_t errlen);
 /* "--xdp-sample" value: 0 (no samples) or a power of two up to 65536
  * (the XDP program tests the low bits of a count).  Returns it, or -1. */
 long parse_sample_every(const char *s);

@@ -6,6 +6,7 @@
  * and the verdict.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -195,6 +196,29 @@ static void judge(const struct agent_maps *maps, bool has_tot_len, bool has_dest
 	}
 }
 
+/* Remove the private cgroups of self-tests whose agent was killed (the
+ * child dies with it, PR_SET_PDEATHSIG, but nobody removed the directory). */
+static void remove_stale(const char *dir)
+{
+	char path[PATH_MAX + 64];
+	struct dirent *de;
+	int pid;
+	DIR *d;
+
+	d = opendir(dir);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (sscanf(de->d_name, "ngx-sockmap-selftest.%d", &pid) != 1 ||
+		    (kill(pid, 0) && errno != ESRCH) || !kill(pid, 0))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (!rmdir(path))
+			pr_info("removed %s, left by an agent that was killed\n", path);
+	}
+	closedir(d);
+}
+
 /* The private cgroup: under the hierarchy's root, or, where the agent may
  * not write there (a container with no CAP_DAC_OVERRIDE: the root is
  * 0555), under the agent's own cgroup. */
@@ -204,6 +228,7 @@ static int make_private_cgroup(const char *mnt, char *cg, size_t len)
 	char err[256] = "";
 	int e;
 
+	remove_stale(mnt);
 	snprintf(cg, len, "%s/ngx-sockmap-selftest.%d", mnt, getpid());
 	if (!mkdir(cg, 0755))
 		return 0;

@@ -274,13 +274,28 @@ static int target_allowed(const struct run_opts *o, const char *mnt, const struc
 	return 0;
 }
 
+/* Is a the same as or an ancestor of b (paths)? */
+static bool covers(const char *a, const char *b)
+{
+	size_t la = strlen(a);
+
+	return !strncmp(a, b, la) && (b[la] == '/' || b[la] == 0);
+}
+
+/* Add t unless it is there already or an attached ancestor covers it: a
+ * sock_ops program attached to a cgroup runs for its descendants too, and
+ * twice on one socket would count its decisions twice.  A new ancestor
+ * replaces the descendants it covers. */
 static void add_target(struct cg_target *list, int *n, const struct cg_target *t)
 {
 	int i;
 
 	for (i = 0; i < *n; i++)
-		if (list[i].id == t->id)
-			return; /* named twice: attach once */
+		if (list[i].id == t->id || covers(list[i].path, t->path))
+			return; /* named twice, or inside a named one: attach once */
+	for (i = *n - 1; i >= 0; i--)
+		if (covers(t->path, list[i].path))
+			list[i] = list[--(*n)];
 	if (*n < MAX_TARGETS)
 		list[(*n)++] = *t;
 }

@@ -33,3 +33,23 @@ for sig in KILL TERM; do
 	grep -q '^ok' "$TMP/states.$sig" || fail "$sig: after the signal: $(cat "$TMP/states.$sig")"
 	ok "$sig: every connection finished byte-exact, both ways"
 done
+
+# Killed during its self-test: the self-test's child dies with it, and the
+# next agent removes the private cgroup it left.
+"$AGENT" run --no-follow --metrics off -c "$CS" >"$TMP/early.out" 2>&1 &
+early=$!
+for _ in $(seq 1 100); do
+	ls -d "$CG2"/ngx-sockmap-selftest.$early >/dev/null 2>&1 && break
+	sleep 0.02
+done
+[ -d "$CG2/ngx-sockmap-selftest.$early" ] || fail "no self-test cgroup seen for pid $early"
+kill -KILL $early
+wait $early 2>/dev/null
+sleep 0.5
+[ -z "$(cat "$CG2/ngx-sockmap-selftest.$early/cgroup.procs" 2>/dev/null)" ] ||
+	fail "the self-test's child outlived the killed agent"
+ok "killed during its self-test: the self-test's child died with it"
+agent_start -c "$CS" -c "$CC"
+[ -d "$CG2/ngx-sockmap-selftest.$early" ] && fail "the next agent left the killed one's self-test cgroup"
+ok "the next agent removed the self-test cgroup the killed one left"
+agent_stop

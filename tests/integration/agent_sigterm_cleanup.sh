@@ -79,6 +79,20 @@ else
 	log "note: status --json does not answer once the pinning agent is gone"
 fi
 
+log "--- run --pin again, with other settings: it adopts the pins, with its own programs"
+prog_ids() { bpftool -j cgroup show "$1" | python3 -c 'import json,sys; print(sorted(p["id"] for p in json.load(sys.stdin)))'; }
+ids0=$(prog_ids "$P")
+agent_start --pin --ports 1 -c "$P" -c "$U" -c "$C"
+ids1=$(prog_ids "$P")
+[ "$ids1" != "$ids0" ] || fail "adopted links still run the earlier run's programs ($ids0)"
+ok "adopted links run this run's programs ($ids0 -> $ids1)"
+st pol0 fallbacks.policy
+ka open b3 || fail "connection under the adopting agent: $KA_REPLY"
+ka_get b3 /1m.bin "connection under the adopting agent answers byte-exact"
+st pol1 fallbacks.policy
+assert_ge $((pol1 - pol0)) 1 "its --ports 1 applies: the new connection's sockets were left to TCP"
+agent_stop || fail "adopting agent did not exit 0"
+
 "$AGENT" detach >"$TMP/detach.out" 2>&1
 rc=$?
 cat "$TMP/detach.out"

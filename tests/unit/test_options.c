@@ -3,6 +3,8 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdio.h>
+#include <sys/stat.h>
+#include <errno.h>
 #include <unistd.h>
 #include "check.h"
 #include <string.h>
@@ -108,6 +110,51 @@ static void test_sample_every(void)
 	CHECK(parse_sample_every("") == -1 && parse_sample_every("64k") == -1, "junk refused");
 }
 
+/* --ports given twice: both lists count (it kept only the last) */
+static void test_ports_repeated(void)
+{
+	static struct port_set all = { .all = true };
+
+	CHECK(!parse_ports_add("80", &all, err, sizeof(err)), "first --ports");
+	CHECK(!all.all && port_set_has(&all, 80) && !port_set_has(&all, 443), "first list only");
+	CHECK(!parse_ports_add("443,8000-8001", &all, err, sizeof(err)), "second --ports");
+	CHECK(port_set_has(&all, 80) && port_set_has(&all, 443) && port_set_has(&all, 8001) &&
+		      !port_set_has(&all, 81),
+	      "both lists count");
+	CHECK(parse_ports_add("0", &all, err, sizeof(err)) && port_set_has(&all, 80),
+	      "a bad second list is refused and changes nothing");
+}
+
+/* Nested named cgroups: the ancestor alone is attached (its program runs
+ * for the descendant's sockets too; twice counted every decision twice). */
+static void test_nested_targets(void)
+{
+	static struct run_opts o;
+	struct cg_target list[MAX_TARGETS];
+	char mnt[4096], outer[4200], inner[4300];
+	int n;
+
+	if (cg2_mount(mnt, sizeof(mnt)))
+		return;
+	snprintf(outer, sizeof(outer), "%s/ngx-sockmap-unit.%d", mnt, getpid());
+	snprintf(inner, sizeof(inner), "%s/inner", outer);
+	if (mkdir(outer, 0755) || mkdir(inner, 0755)) {
+		CHECK(0, "mkdir %s: %s", inner, strerror(errno));
+		rmdir(outer);
+		return;
+	}
+	memset(&o, 0, sizeof(o));
+	o.cgroups[0] = inner;
+	o.cgroups[1] = outer;
+	o.cgroups[2] = inner;
+	o.n_cgroups = 3;
+	CHECK(targets_resolve(&o, mnt, list, &n, err, sizeof(err)) == 0, "nested: %s", err);
+	CHECK(n == 1 && !strcmp(list[0].path, outer), "nested: only the ancestor: %d, %s", n,
+	      n ? list[0].path : "-");
+	rmdir(inner);
+	rmdir(outer);
+}
+
 static void test_sizes(void)
 {
 	uint64_t v = 0;
@@ -161,6 +208,8 @@ static void test_target_policy(void)
 int main(void)
 {
 	test_sizes();
+	test_nested_targets();
+	test_ports_repeated();
 	test_target_policy();
 	test_ports();
 	test_pid();
