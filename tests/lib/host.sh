@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# shellcheck shell=bash
 # Host objects that tests (tests/lib/common.sh) and benches (bench/run) both
 # make: cgroups and the processes in them, nginx, veth pairs, CPU counters.
 # No policy here: the script that sources this file defines
@@ -14,8 +15,8 @@ cg_procs() { cat "$1/cgroup.procs" 2>/dev/null; }
 # cg_kill CGROUP: SIGKILL whatever is left inside (only what the caller put
 # there) until it is empty, up to 2 s; status 0 when empty
 cg_kill() {
-	local i
-	for i in 1 2 3 4 5 6 7 8 9 10; do
+	local _
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
 		[ -n "$(cg_procs "$1")" ] || return 0
 		xargs -r kill -9 <"$1/cgroup.procs" 2>/dev/null
 		sleep 0.2
@@ -37,14 +38,17 @@ cg_exec() {
 	sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$cg" "$@"
 }
 
-# cg_cpu_usec CGROUP: CPU time of everything that ran in it, exited tasks
-# included (cpu.stat usage_usec, present on every cgroup v2 directory even
-# without the cpu controller).  Builtins only: no fork, so callers can take
-# it just before and after a measured run.
+# cg_cpu_usec CGROUP [VAR]: CPU time of everything that ran in CGROUP,
+# exited tasks included (cpu.stat usage_usec, there on every cgroup v2
+# directory even without the cpu controller), into VAR or printed.  With
+# VAR, builtins only and no fork: a bench takes it just before and after a
+# measured run.
 cg_cpu_usec() {
 	local k v
 	while read -r k v; do
-		[ "$k" = usage_usec ] && { echo "$v"; return 0; }
+		[ "$k" = usage_usec ] || continue
+		if [ -n "${2:-}" ]; then printf -v "$2" '%s' "$v"; else echo "$v"; fi
+		return 0
 	done <"$1/cpu.stat"
 	return 1
 }
@@ -60,8 +64,8 @@ alive() {
 # port_wait HOST PORT: until something accepts on HOST:PORT (5 s); status 1
 # if nothing does
 port_wait() {
-	local i
-	for i in $(seq 1 50); do
+	local _
+	for _ in $(seq 1 50); do
 		(exec 3<>"/dev/tcp/$1/$2") 2>/dev/null && return 0
 		sleep 0.1
 	done
@@ -72,10 +76,10 @@ port_wait() {
 # at once), SIGKILL after 5 s.  Workers are killed by pid with their master:
 # a worker does not notice its master's death and would keep its sockets.
 nginx_stop() {
-	local pid kids i
+	local pid kids _
 	pid=$(cat "$1/nginx.pid" 2>/dev/null) || return 0
 	kill -QUIT "$pid" 2>/dev/null
-	for i in $(seq 1 50); do
+	for _ in $(seq 1 50); do
 		alive "$pid" || break
 		sleep 0.1
 	done
