@@ -288,6 +288,11 @@ def load_runs(out):
                 flags.append("non-2xx %d" % r["non2xx"])
             if check != "ok":
                 flags.append("check before the block failed: %s" % check)
+            # local profiles: both ends tracked, so an agent that redirected
+            # nothing did not work (the remote ones can't be accelerated)
+            if (mode in ("accel", "telemetry") and delta is not None and not prof.startswith("remote_")
+                    and r["requests"] and not delta.get("redirected_msgs")):
+                flags.append("the agent redirected nothing (tracked sockets: %s)" % delta.get("sockets_total"))
             if mode == "telemetry" and delta is not None:
                 xdp = metric_sum(delta, "xdp_packets")
                 if xdp is None:
