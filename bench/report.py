@@ -263,6 +263,71 @@ def ratios(summary, runs, prof, mode, ref):
             "cpu_per_req": ratio(a.get("median_cpu_us_per_req"), b.get("median_cpu_us_per_req")),
             "cpu_per_req_paired": paired(runs, prof, mode, ref, "cpu_us_per_req")}
 
+def load_profile(base):
+    """bench/run --perf files of one run: BPF run time by program (delta),
+    perf's top symbols, map sizes and TCP memory halfway through."""
+    post = load_json(base + ".bpf.json")
+    if post is None:
+        return None
+    pre = load_json(base + ".bpf.pre.json") or {}
+    d = {"bpf": {k: {"run_time_ns": v["run_time_ns"] - pre.get(k, {}).get("run_time_ns", 0),
+                     "run_cnt": v["run_cnt"] - pre.get(k, {}).get("run_cnt", 0)}
+                 for k, v in post.items()}}
+    try:
+        d["perf_top"] = [l.rstrip() for l in open(base + ".perf.txt") if l.strip()]
+    except OSError:
+        pass
+    mid = load_json(base + ".mid.json")
+    if mid:
+        d["mid"] = {"sockets": mid.get("sockets"), "pairs_active": mid.get("pairs_active"),
+                    "maps": mid.get("maps")}
+    try:
+        d["sockstat_tcp"] = open(base + ".sockstat").read().strip()
+    except OSError:
+        pass
+    return d
+
+def profile_md(runs, profiles, modes_of):
+    """The --perf section: per profile and mode, BPF time per request by
+    program, map sizes and TCP memory halfway, wrk timeouts, top symbols."""
+    md = []
+    for prof in profiles:
+        for m in modes_of[prof]:
+            rs = sorted([r for r in runs if r["profile"] == prof and r["mode"] == m
+                         and "profile_data" in r], key=lambda r: r["round"])
+            if not rs:
+                continue
+            md.append("### %s, %s" % (prof, m))
+            md.append("")
+            md.append("- wrk timeouts: %s (per round: %s)" % (
+                sum(r["timeouts"] for r in rs), ", ".join(str(r["timeouts"]) for r in rs)))
+            names = sorted({k for r in rs for k in r["profile_data"]["bpf"]})
+            for n in names:
+                per = [(r["profile_data"]["bpf"].get(n), r["requests"]) for r in rs]
+                per = [(b, q) for b, q in per if b and q]
+                if not per:
+                    continue
+                md.append("- BPF `%s`: %s ns per run, %s runs and %s ns per request (medians over rounds)" % (
+                    n, "%.0f" % med(b["run_time_ns"] / b["run_cnt"] for b, q in per if b["run_cnt"]),
+                    "%.2f" % med(b["run_cnt"] / q for b, q in per),
+                    "%.0f" % med(b["run_time_ns"] / q for b, q in per)))
+            for r in rs:
+                pd = r["profile_data"]
+                mid = pd.get("mid") or {}
+                md.append("- round %d halfway: %s%s" % (
+                    r["round"], pd.get("sockstat_tcp", "no sockstat"),
+                    "; agent: %s sockets, %s pairs, maps %s" % (mid.get("sockets"), mid.get("pairs_active"),
+                                                                json.dumps(mid.get("maps"))) if mid else ""))
+            top = rs[0]["profile_data"].get("perf_top")
+            if top:
+                md.append("- perf, round %d, whole host (perf record -a), top symbols:" % rs[0]["round"])
+                md.append("")
+                md.append("```")
+                md.extend(top[:15])
+                md.append("```")
+            md.append("")
+    return md
+
 def load_runs(out):
     runs = []
     with open(os.path.join(out, "runs.tsv")) as f:
@@ -299,10 +364,14 @@ def load_runs(out):
                     flags.append("no XDP counters from /metrics")
                 elif xdp == 0:
                     flags.append("the XDP observer saw no frames")
-            runs.append(dict(round=int(rnd), mode=mode, profile=prof, wrk_output=raw,
-                             wrk_exit=int(wrk_rc), body_check=check, seconds=float(secs),
-                             flags=flags, agent_counters=delta, cpu=cpu,
-                             cpu_us_per_req=(cpu or {}).get("us_per_req"), **r))
+            run = dict(round=int(rnd), mode=mode, profile=prof, wrk_output=raw,
+                       wrk_exit=int(wrk_rc), body_check=check, seconds=float(secs),
+                       flags=flags, agent_counters=delta, cpu=cpu,
+                       cpu_us_per_req=(cpu or {}).get("us_per_req"), **r)
+            prof_data = load_profile(os.path.join(out, raw[:-len(".txt")]))
+            if prof_data:
+                run["profile_data"] = prof_data
+            runs.append(run)
     return runs
 
 def summarize(runs, prof, m):
@@ -507,6 +576,14 @@ def cmd_report(out, meta_path):
             md.append("- round %d, %s, %s: %s (`%s`)" % (r["round"], r["profile"], r["mode"],
                                                        "; ".join(r["flags"]), r["wrk_output"]))
         md.append("")
+    pmd = profile_md(runs, profiles, modes_of)
+    if pmd:
+        md.append("## Profile (--perf)")
+        md.append("")
+        md.append("Profiled runs are slower than unprofiled ones (sampling, BPF run-time "
+                  "statistics): compare them with each other.")
+        md.append("")
+        md.extend(pmd)
     md.append("## Per round")
     md.append("")
     md.append("| profile | mode | round | req/s | p50 | p99 | CPU/req | errors | redirected msgs | tcp msgs | new pairs | fallbacks |")
@@ -540,8 +617,9 @@ def cmd_report(out, meta_path):
         json.dump(dict(meta=meta, summary=summary, runs=runs), f, indent=2)
         f.write("\n")
 
-    # terminal: everything above the per-round table
-    print("\n".join(md[:md.index("## Per round")]).rstrip())
+    # terminal: everything above the profile section and the per-round table
+    end = md.index("## Profile (--perf)") if pmd else md.index("## Per round")
+    print("\n".join(md[:end]).rstrip())
 
 def cmd_chart(out):
     res = load_json(os.path.join(out, "results.json"))
