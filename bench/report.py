@@ -320,10 +320,11 @@ def profile_md(runs, profiles, modes_of):
                                                                 json.dumps(mid.get("maps"))) if mid else ""))
             top = rs[0]["profile_data"].get("perf_top")
             if top:
-                md.append("- perf, round %d, whole host (perf record -a), top symbols:" % rs[0]["round"])
+                md.append("- perf record -a, round %d, samples in the bench's cgroups (percent of "
+                          "those):" % rs[0]["round"])
                 md.append("")
                 md.append("```")
-                md.extend(top[:15])
+                md.extend(top[:21])
                 md.append("```")
             md.append("")
     return md
