@@ -513,15 +513,16 @@ def cmd_report(out, meta_path):
     if has_ratio or has_vs_accel:
         md.append("## Ratios")
         md.append("")
-        md.append("| profile | mode | vs | req/s | paired | p99 | paired | CPU/req | paired |")
-        md.append("|---|---|---|---:|---:|---:|---:|---:|---:|")
+        md.append("| profile | mode | vs | req/s | paired | p99 | paired |" + (" CPU/req | paired |" if has_cpu else ""))
+        md.append("|---|---|---|---:|---:|---:|---:|" + ("---:|---:|" if has_cpu else ""))
         for prof in profiles:
             for key, ref in (("ratios", "baseline"), ("ratios_vs_accel", "accel")):
                 for m, rt in summary[prof][key].items():
-                    md.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                    md.append("| %s | %s | %s | %s | %s | %s | %s |" % (
                         prof, m, ref, fmt_ratio(rt["rps"]), fmt_ratio(rt["rps_paired"]),
-                        fmt_ratio(rt["p99"]), fmt_ratio(rt["p99_paired"]),
-                        fmt_ratio(rt["cpu_per_req"]), fmt_ratio(rt["cpu_per_req_paired"])))
+                        fmt_ratio(rt["p99"]), fmt_ratio(rt["p99_paired"])) + (
+                        " %s | %s |" % (fmt_ratio(rt["cpu_per_req"]), fmt_ratio(rt["cpu_per_req_paired"]))
+                        if has_cpu else ""))
         md.append("")
         md.append("Ratios are mode/reference: req/s > 1, p99 < 1 and CPU/req < 1 mean the mode is "
                   "better. The first of each pair is the ratio of the medians; paired is the median "
