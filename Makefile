@@ -123,8 +123,9 @@ demo: deps
 	$(MAKE) all tools
 	./scripts/demo.sh
 
+# BENCH_ARGS: options for bench/run, e.g. BENCH_ARGS="--profiles remote_close --rounds 5"
 bench: all tools
-	./bench/run
+	./bench/run $(BENCH_ARGS)
 
 # The same before/after bench in containers (docker-compose.yml): builds
 # its own images, agent included, so it needs no host build; a Docker

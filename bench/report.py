@@ -2,22 +2,18 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # The benchmark report, shared by bench/run (local) and bench/compose
 # (containers): both write OUT/runs.tsv, raw wrk outputs, agent counter
-# snapshots and OUT/meta.json, and this turns them into results.md,
-# results.json and chart.svg.
-#   report.py parse WRK_OUTPUT     one line for the terminal
-#   report.py report OUT META      the report
+# snapshots and OUT/meta.json (bench/run also CPU snapshots), and this turns
+# them into results.md, results.json and chart.svg.
+#   report.py parse WRK_OUTPUT [CPU]   one line for the terminal
+#   report.py report OUT META          the report
+#   report.py chart OUT                redraw OUT/chart.svg from results.json
 #   report.py pooled PROFILE MODE REF OUT...
-#                                  MODE/REF req/s per round, pooled over
-#                                  several reports (results.json)
-import json, math, os, re, statistics, sys, html
+#                                      MODE/REF req/s per round, pooled over
+#                                      several reports (results.json)
+import json, os, re, statistics, sys
 
 UNITS = {"us": 1e-3, "ms": 1.0, "s": 1e3, "m": 60e3, "h": 3600e3}
-
-def num(s):
-    m = re.match(r"([\d.]+)([a-zA-Z]*)", s)
-    v = float(m.group(1))
-    suf = m.group(2).lower()
-    return v * {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}.get(suf, 1)
+ROLES = ("client", "proxy", "upstream", "agent")
 
 def ms(s):
     m = re.match(r"([\d.]+)(us|ms|s|m|h)$", s.strip())
@@ -68,6 +64,29 @@ def parse(path):
             r["non2xx"] = int(m.group(1))
     return r
 
+def parse_cpu(path, requests):
+    """bench/run's CPU snapshots (two lines of role=usec, before and after
+    the measured run) -> per-run CPU microseconds by role, their sum, the
+    host's busy time, and both per completed request; None if incomplete."""
+    try:
+        lines = [dict(kv.split("=") for kv in l.split()) for l in open(path).read().splitlines() if l]
+    except (OSError, ValueError):
+        return None
+    if len(lines) != 2:
+        return None
+    pre, post = lines
+    d = {k: int(post[k]) - int(pre[k]) for k in post if k in pre}
+    c = {"usec": {k: d.get(k) for k in ROLES}}
+    if any(v is None for v in c["usec"].values()):
+        return None
+    c["usec"]["total"] = sum(c["usec"][k] for k in ROLES)
+    c["host_usec"] = d.get("host")
+    if requests:
+        c["us_per_req"] = c["usec"]["total"] / requests
+        c["agent_us_per_req"] = c["usec"]["agent"] / requests
+        c["host_us_per_req"] = c["host_usec"] / requests if c["host_usec"] is not None else None
+    return c
+
 def fmt_ms(v):
     if v is None:
         return "n/a"
@@ -85,11 +104,14 @@ def fmt_rps(v):
 def fmt_ratio(v):
     return "n/a" if v is None else "%.2fx" % v
 
+def fmt_us(v):
+    return "n/a" if v is None else ("%.0f us" % v if v >= 100 else "%.1f us" % v)
+
 def med(xs):
     xs = [x for x in xs if x is not None]
     return statistics.median(xs) if xs else None
 
-def cmd_parse(path):
+def cmd_parse(path, cpu_path=None):
     r = parse(path)
     flag = ""
     if r["rps"] is None:
@@ -100,8 +122,12 @@ def cmd_parse(path):
         flag = "  [ERRORS: socket %d (c%d r%d w%d t%d), non-2xx %d]" % (
             r["sock_errors"], r["connect_errors"], r["read_errors"],
             r["write_errors"], r["timeouts"], r["non2xx"])
-    print("%s req/s  p50 %s  p99 %s%s" % (fmt_rps(r["rps"]), fmt_ms(r["p50_ms"]),
-                                          fmt_ms(r["p99_ms"]), flag))
+    cpu = ""
+    c = parse_cpu(cpu_path, r["requests"]) if cpu_path else None
+    if c and c.get("us_per_req") is not None:
+        cpu = "  CPU %s/req" % fmt_us(c["us_per_req"])
+    print("%s req/s  p50 %s  p99 %s%s%s" % (fmt_rps(r["rps"]), fmt_ms(r["p50_ms"]),
+                                            fmt_ms(r["p99_ms"]), cpu, flag))
 
 # `ngx-sockmap status --json`: gauges are kept as sampled, everything else
 # numeric is a counter since the agent started and becomes a per-run delta.
@@ -167,161 +193,154 @@ def metric_sum(delta, name):
     vs = [v for k, v in delta.items() if k.startswith("metrics.%s." % name)]
     return sum(vs) if vs else None
 
-COLORS = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2"]
+# ------------------------------------------------------------------ chart --
+# Small multiples: one column per profile, one row per measure, each panel
+# with its own scale (profiles differ by orders of magnitude).  Bars are
+# medians over rounds, whiskers span min..max.  To change the chart, change
+# ROWS or the few lines of chart().
+ROWS = [("rps", "req/s (higher is better)"),
+        ("p99_ms", "p99 latency, ms (lower is better)"),
+        ("cpu_us_per_req", "CPU per request, us (lower is better)")]
+COLORS = {"baseline": "#4e79a7", "accel": "#f28e2b", "telemetry": "#59a14f", "unix": "#e15759"}
 
-def nice_scale(vmax):
-    """Axis top and tick step: 4-6 ticks of 1, 2, 2.5 or 5 x 10^k above vmax*1.1."""
-    if not vmax or vmax <= 0:
-        return 1.0, 0.25
-    raw = vmax * 1.12 / 5
-    mag = 10 ** math.floor(math.log10(raw))
-    for f in (1, 2, 2.5, 5, 10):
-        if f * mag >= raw:
-            step = f * mag
-            break
-    return step * math.ceil(vmax * 1.12 / step), step
-
-def svg_chart(summary, profiles, modes, path):
-    """Small multiples: one panel per profile, row 1 req/s, row 2 p99,
-    each panel with its own scale (profiles differ by orders of magnitude).
-    Bars are medians, whiskers span min..max over rounds."""
-    colors = COLORS
-    pw, ph = 170, 190           # panel size
-    left, top, gap = 60, 60, 30
-    W = max(left + len(profiles) * (pw + gap) + 20, 640)
-    H = top + 2 * (ph + 70) + 10
-    o = []
-    o.append('<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" '
-             'viewBox="0 0 %d %d" font-family="sans-serif" font-size="11">' % (W, H, W, H))
-    o.append('<rect width="100%" height="100%" fill="white"/>')
-    o.append('<text x="%d" y="22" font-size="15" font-weight="bold">ngx-sockmap bench: '
-             'medians over rounds</text>' % left)
-    # legend
-    x = left
-    for i, m in enumerate(modes):
-        o.append('<rect x="%d" y="32" width="12" height="12" fill="%s"/>' % (x, colors[i % len(colors)]))
-        o.append('<text x="%d" y="42">%s</text>' % (x + 16, html.escape(m)))
-        x += 30 + 7 * len(m)
-    o.append('<text x="%d" y="42" fill="#444">whiskers: min..max of the rounds; '
-             'arrow: max off the scale</text>' % (x + 10))
-    rows = [("rps", "requests/s (higher is better)"), ("p99_ms", "p99 latency, ms (lower is better)")]
+def chart(summary, profiles, modes_of, path):
+    """chart.svg with matplotlib; False (and one line why) when it is missing."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        matplotlib.rcParams["svg.fonttype"] = "none"  # text as text: a small, greppable file
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("bench: no chart: matplotlib is missing (apt-get install python3-matplotlib); "
+              "the report is tables only", file=sys.stderr)
+        return False
+    rows = [(k, t) for k, t in ROWS
+            if any(summary[p][m].get("median_" + k) is not None for p in profiles for m in modes_of[p])]
+    fig, axes = plt.subplots(len(rows), len(profiles), squeeze=False,
+                             figsize=(2.3 * len(profiles) + 0.8, 2.4 * len(rows) + 0.6))
     for ri, (key, title) in enumerate(rows):
-        y0 = top + ri * (ph + 70) + 20
-        o.append('<text x="%d" y="%d" font-size="13" font-weight="bold">%s</text>' % (left, y0 - 6, title))
         for pi, prof in enumerate(profiles):
-            x0 = left + pi * (pw + gap)
-            vals = {m: summary[prof][m]["raw_" + key] for m in modes}
-            allv = [v for m in modes for v in vals[m] if v is not None]
-            meds = [summary[prof][m]["median_" + key] for m in modes]
-            meds = [v for v in meds if v is not None]
-            hi = max(allv) if allv else 0.0
-            if meds and hi > 2 * max(meds):      # an outlier round: clip its whisker
-                hi = 2 * max(meds)
-            vmax, step = nice_scale(hi)
-            by = y0 + ph          # baseline y
-            o.append('<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="#ccc"/>' % (x0, y0, pw, ph))
-            for t in range(0, int(round(vmax / step)) + 1):
-                v = step * t
-                yy = by - ph * v / vmax
-                o.append('<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#eee"/>' % (x0, yy, x0 + pw, yy))
-                lab = ("%g" % v) if v < 1e4 else "%gk" % (v / 1000)
-                o.append('<text x="%d" y="%.1f" text-anchor="end" font-size="9" fill="#666">%s</text>' % (x0 - 3, yy + 3, lab))
-            n = len(modes)
-            bw = pw / (n + 1)
-            for mi, m in enumerate(modes):
-                md = summary[prof][m]["median_" + key]
-                bx = x0 + bw * (mi + 0.5)
-                cx = bx + bw * 0.45
-                col = colors[mi % len(colors)]
-                vs = [v for v in vals[m] if v is not None]
-                top_y = by
-                if md is not None:
-                    h = ph * md / vmax
-                    top_y = by - h
-                    o.append('<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>%s %s: %s</title></rect>'
-                             % (bx, by - h, bw * 0.9, h, col, html.escape(prof), html.escape(m), md))
-                if len(vs) > 1:
-                    y1, y2 = by - ph * min(vs) / vmax, by - ph * max(vs) / vmax
-                    clipped = y2 < y0
-                    y2 = max(y2, y0)
-                    top_y = min(top_y, y2)
-                    o.append('<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="black"/>' % (cx, y1, cx, y2))
-                    o.append('<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="black"/>' % (cx - 4, y1, cx + 4, y1))
-                    if clipped:   # arrow head: the max is off the scale
-                        o.append('<path d="M%.1f %.1f l-4 7 h8 z" fill="black"><title>max %s</title></path>'
-                                 % (cx, y2, ("%.3g" % max(vs))))
-                        top_y = by - ph * md / vmax if md is not None else y2 + 20
-                    else:
-                        o.append('<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="black"/>' % (cx - 4, y2, cx + 4, y2))
-                if md is not None:
-                    lab = ("%.3g" % md) if key == "p99_ms" else "{:,.0f}".format(md)
-                    o.append('<text x="%.1f" y="%.1f" text-anchor="middle" font-size="9" '
-                             'stroke="white" stroke-width="3" paint-order="stroke">%s</text>'
-                             % (cx, top_y - 4, lab))
-            o.append('<text x="%.1f" y="%d" text-anchor="middle" font-size="12">%s</text>' % (x0 + pw / 2, by + 16, html.escape(prof)))
-            ref = summary[prof].get("ratios", {})
-            line = "  ".join("%s %s" % (m, fmt_ratio(ref.get(m, {}).get("rps" if key == "rps" else "p99")))
-                             for m in modes if m != "baseline" and "baseline" in modes)
-            if line:
-                o.append('<text x="%.1f" y="%d" text-anchor="middle" font-size="10" fill="#444">%s</text>'
-                         % (x0 + pw / 2, by + 30, html.escape(line)))
-    o.append("</svg>")
-    with open(path, "w") as f:
-        f.write("\n".join(o) + "\n")
+            ax, ms_ = axes[ri][pi], modes_of[prof]
+            meds = [summary[prof][m].get("median_" + key) or 0 for m in ms_]
+            raw = [[v for v in summary[prof][m].get("raw_" + key, []) if v is not None] for m in ms_]
+            err = [[md - min(r) if r else 0 for md, r in zip(meds, raw)],
+                   [max(r) - md if r else 0 for md, r in zip(meds, raw)]]
+            ax.bar(range(len(ms_)), meds, yerr=err, capsize=3,
+                   color=[COLORS.get(m, "#999") for m in ms_])
+            ax.set_xticks(range(len(ms_)), ms_, rotation=30, fontsize=8)
+            ax.tick_params(axis="y", labelsize=8)
+            ax.set_title(prof if ri == 0 else "", fontsize=10)
+            if pi == 0:
+                ax.set_ylabel(title, fontsize=8)
+    fig.suptitle("ngx-sockmap bench: medians over rounds (whiskers: min..max)", fontsize=11)
+    fig.tight_layout()
+    fig.savefig(path)  # format from the name: chart.svg
+    plt.close(fig)
+    return True
 
-def gnuplot_chart(summary, profiles, modes, path, workdir):
-    """Same layout with gnuplot (used when it is installed)."""
-    import subprocess
-    n = len(profiles)
-    lines = ['set terminal svg size %d,560 dynamic font "sans,10" background "white"' % (200 * n + 80),
-             'set output "%s"' % path,
-             'set multiplot layout 2,%d title "ngx-sockmap bench: median over rounds (whiskers: min..max)"' % n,
-             'set style fill solid 0.9', 'set boxwidth 0.6', 'set yrange [0:*]',
-             'set xrange [-0.6:%f]' % (len(modes) - 0.4), 'unset key', 'set grid ytics']
-    for key, title in (("rps", "req/s"), ("p99_ms", "p99 ms")):
-        for prof in profiles:
-            dat = os.path.join(workdir, "chart-%s-%s.dat" % (prof, key))
-            with open(dat, "w") as f:
-                for i, m in enumerate(modes):
-                    vs = [v for v in summary[prof][m]["raw_" + key] if v is not None]
-                    md = summary[prof][m]["median_" + key]
-                    if md is None:
-                        continue
-                    f.write("%d %s %g %g %g %d\n" % (i, m, md, min(vs), max(vs),
-                                                   int(COLORS[i % len(COLORS)][1:], 16)))
-            lines.append('set title "%s: %s"' % (prof, title))
-            lines.append('plot "%s" using 1:3:(0.6):6:xtic(2) with boxes lc rgb variable, '
-                         '"" using 1:3:4:5 with yerrorbars lc rgb "black" pt 0 ps 0' % dat)
-    lines.append("unset multiplot")
-    script = os.path.join(workdir, "chart.gp")
-    with open(script, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    subprocess.run(["gnuplot", script], check=True, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.PIPE)
-
-def paired_ratio(runs, prof, mode, ref):
-    """Median over rounds of mode/ref req/s within the same round.  The two
-    runs of a round are minutes closer than the medians' runs can be, so a
-    slow spell of a shared host slows both: on a noisy 2-CPU VM this is the
-    steadier figure."""
+# ----------------------------------------------------------------- report --
+def paired(runs, prof, mode, ref, key="rps"):
+    """Median over rounds of mode/ref within the same round.  The two runs of
+    a round are minutes closer than the medians' runs can be, so a slow spell
+    of a shared host slows both: on a noisy 2-CPU VM this is the steadier
+    figure.  Flagged runs are left out."""
     by = {}
     for r in runs:
-        if r["profile"] == prof and r["mode"] in (mode, ref) and r["rps"] and not r["flags"]:
-            by.setdefault(r["round"], {})[r["mode"]] = r["rps"]
+        if r["profile"] == prof and r["mode"] in (mode, ref) and r.get(key) and not r["flags"]:
+            by.setdefault(r["round"], {})[r["mode"]] = r[key]
     return med(v[mode] / v[ref] for v in by.values() if mode in v and ref in v)
 
+def ratio(a, b):
+    return a / b if a and b else None
 
-def cmd_report(out, meta_path):
-    meta = load_json(meta_path)
-    profiles, modes = meta["profiles"], meta["modes"]
+def ratios(summary, runs, prof, mode, ref):
+    a, b = summary[prof][mode], summary[prof][ref]
+    return {"rps": ratio(a["median_rps"], b["median_rps"]),
+            "rps_paired": paired(runs, prof, mode, ref),
+            "p50": ratio(a["median_p50_ms"], b["median_p50_ms"]),
+            "p99": ratio(a["median_p99_ms"], b["median_p99_ms"]),
+            "p99_paired": paired(runs, prof, mode, ref, "p99_ms"),
+            "cpu_per_req": ratio(a.get("median_cpu_us_per_req"), b.get("median_cpu_us_per_req")),
+            "cpu_per_req_paired": paired(runs, prof, mode, ref, "cpu_us_per_req")}
+
+def load_profile(base):
+    """bench/run --perf files of one run: BPF run time by program (delta),
+    perf's top symbols, map sizes and TCP memory halfway through."""
+    post = load_json(base + ".bpf.json")
+    if post is None:
+        return None
+    pre = load_json(base + ".bpf.pre.json") or {}
+    d = {"bpf": {k: {"run_time_ns": v["run_time_ns"] - pre.get(k, {}).get("run_time_ns", 0),
+                     "run_cnt": v["run_cnt"] - pre.get(k, {}).get("run_cnt", 0)}
+                 for k, v in post.items()}}
+    try:
+        d["perf_top"] = [l.rstrip() for l in open(base + ".perf.txt") if l.strip()]
+    except OSError:
+        pass
+    mid = load_json(base + ".mid.json")
+    if mid:
+        d["mid"] = {"sockets": mid.get("sockets"), "pairs_active": mid.get("pairs_active"),
+                    "maps": mid.get("maps")}
+    try:
+        d["sockstat_tcp"] = open(base + ".sockstat").read().strip()
+    except OSError:
+        pass
+    return d
+
+def profile_md(runs, profiles, modes_of):
+    """The --perf section: per profile and mode, BPF time per request by
+    program, map sizes and TCP memory halfway, wrk timeouts, top symbols."""
+    md = []
+    for prof in profiles:
+        for m in modes_of[prof]:
+            rs = sorted([r for r in runs if r["profile"] == prof and r["mode"] == m
+                         and "profile_data" in r], key=lambda r: r["round"])
+            if not rs:
+                continue
+            md.append("### %s, %s" % (prof, m))
+            md.append("")
+            md.append("- wrk timeouts: %s (per round: %s)" % (
+                sum(r["timeouts"] for r in rs), ", ".join(str(r["timeouts"]) for r in rs)))
+            names = sorted({k for r in rs for k in r["profile_data"]["bpf"]})
+            for n in names:
+                per = [(r["profile_data"]["bpf"].get(n), r["requests"]) for r in rs]
+                per = [(b, q) for b, q in per if b and q]
+                if not per:
+                    continue
+                md.append("- BPF `%s`: %s ns per run, %s runs and %s ns per request (medians over rounds)" % (
+                    n, "%.0f" % med(b["run_time_ns"] / b["run_cnt"] for b, q in per if b["run_cnt"]),
+                    "%.2f" % med(b["run_cnt"] / q for b, q in per),
+                    "%.0f" % med(b["run_time_ns"] / q for b, q in per)))
+            for r in rs:
+                pd = r["profile_data"]
+                mid = pd.get("mid") or {}
+                md.append("- round %d halfway: %s%s" % (
+                    r["round"], pd.get("sockstat_tcp", "no sockstat"),
+                    "; agent: %s sockets, %s pairs, maps %s" % (mid.get("sockets"), mid.get("pairs_active"),
+                                                                json.dumps(mid.get("maps"))) if mid else ""))
+            top = rs[0]["profile_data"].get("perf_top")
+            if top:
+                md.append("- perf record -a, round %d, samples in the bench's cgroups (percent of "
+                          "those):" % rs[0]["round"])
+                md.append("")
+                md.append("```")
+                md.extend(top[:21])
+                md.append("```")
+            md.append("")
+    return md
+
+def load_runs(out):
     runs = []
     with open(os.path.join(out, "runs.tsv")) as f:
         for line in f:
-            rnd, mode, prof, raw, wrk_rc, check, secs, counters = line.rstrip("\n").split("\t")
+            cols = line.rstrip("\n").split("\t")
+            rnd, mode, prof, raw, wrk_rc, check, secs, counters = cols[:8]
+            cpu_file = cols[8] if len(cols) > 8 and cols[8] != "-" else None
             r = parse(os.path.join(out, raw))
             c = load_json(os.path.join(out, counters)) if counters != "-" else None
             pre = load_json(os.path.join(out, counters[:-5] + ".pre.json")) if c is not None else None
             delta = counters_delta(pre, c) if c is not None else None
+            cpu = parse_cpu(os.path.join(out, cpu_file), r["requests"]) if cpu_file else None
             flags = []
             if r["rps"] is None or wrk_rc != "0":
                 flags.append("no result (wrk exit %s)" % wrk_rc)
@@ -335,76 +354,90 @@ def cmd_report(out, meta_path):
                 flags.append("non-2xx %d" % r["non2xx"])
             if check != "ok":
                 flags.append("check before the block failed: %s" % check)
+            # local profiles: both ends tracked, so an agent that redirected
+            # nothing did not work (the remote ones can't be accelerated)
+            if (mode in ("accel", "telemetry") and delta is not None and not prof.startswith("remote_")
+                    and r["requests"] and not delta.get("redirected_msgs")):
+                flags.append("the agent redirected nothing (tracked sockets: %s)" % delta.get("sockets_total"))
             if mode == "telemetry" and delta is not None:
                 xdp = metric_sum(delta, "xdp_packets")
                 if xdp is None:
                     flags.append("no XDP counters from /metrics")
                 elif xdp == 0:
                     flags.append("the XDP observer saw no frames")
-            runs.append(dict(round=int(rnd), mode=mode, profile=prof, wrk_output=raw,
-                             wrk_exit=int(wrk_rc), body_check=check, seconds=float(secs),
-                             flags=flags, agent_counters=delta, **r))
+            run = dict(round=int(rnd), mode=mode, profile=prof, wrk_output=raw,
+                       wrk_exit=int(wrk_rc), body_check=check, seconds=float(secs),
+                       flags=flags, agent_counters=delta, cpu=cpu,
+                       cpu_us_per_req=(cpu or {}).get("us_per_req"), **r)
+            prof_data = load_profile(os.path.join(out, raw[:-len(".txt")]))
+            if prof_data:
+                run["profile_data"] = prof_data
+            runs.append(run)
+    return runs
+
+def summarize(runs, prof, m):
+    rs = sorted([r for r in runs if r["profile"] == prof and r["mode"] == m], key=lambda r: r["round"])
+    cpus = [r["cpu"] for r in rs if r["cpu"] and r["cpu"].get("us_per_req") is not None]
+    s = {"rounds": len(rs),
+         "raw_rps": [r["rps"] for r in rs],
+         "raw_p50_ms": [r["p50_ms"] for r in rs],
+         "raw_p99_ms": [r["p99_ms"] for r in rs],
+         "median_rps": med(r["rps"] for r in rs),
+         "median_p50_ms": med(r["p50_ms"] for r in rs),
+         "median_p99_ms": med(r["p99_ms"] for r in rs),
+         "sock_errors": sum(r["sock_errors"] for r in rs),
+         "timeouts": sum(r["timeouts"] for r in rs),
+         "non2xx": sum(r["non2xx"] for r in rs),
+         "flagged_rounds": [r["round"] for r in rs if r["flags"]]}
+    if cpus:
+        s["raw_cpu_us_per_req"] = [r["cpu_us_per_req"] for r in rs]
+        s["median_cpu_us_per_req"] = med(c["us_per_req"] for c in cpus)
+        s["median_agent_us_per_req"] = med(c["agent_us_per_req"] for c in cpus)
+        s["median_host_us_per_req"] = med(c["host_us_per_req"] for c in cpus)
+        s["median_cpu_us_per_req_by_role"] = {
+            k: med(c["usec"][k] / r["requests"] for r in rs for c in [r["cpu"]]
+                   if c and r["requests"]) for k in ROLES}
+    tot = {}
+    for r in rs:
+        for k, v in (r["agent_counters"] or {}).items():
+            if not is_gauge(k):
+                tot[k] = tot.get(k, 0) + v
+    if tot:
+        s["agent_counters_total"] = tot
+        red, tcp = tot.get("redirected_msgs", 0), tot.get("tcp_msgs", 0)
+        s["redirected_share"] = red / (red + tcp) if red + tcp else None
+        reqs = sum(r["requests"] or 0 for r in rs if r["agent_counters"])
+        s["redirected_per_request"] = red / reqs if reqs else None
+        xdp = metric_sum(tot, "xdp_packets")
+        if xdp is not None:
+            s["xdp_frames_per_request"] = xdp / reqs if reqs else None
+            s["ring_events"] = metric_sum(tot, "ring_events")
+            s["ring_gaps"] = metric_sum(tot, "ring_gaps")
+    return s
+
+def cmd_report(out, meta_path):
+    meta = load_json(meta_path)
+    profiles, modes = meta["profiles"], meta["modes"]
+    # the modes measured for each profile (bench/run: unix only for local
+    # profiles); bench/compose runs every mode everywhere
+    modes_of = {p: [m for m in modes if m in meta.get("profile_modes", {}).get(p, modes)]
+                for p in profiles}
+    runs = load_runs(out)
     summary = {}
     for prof in profiles:
-        summary[prof] = {}
-        for m in modes:
-            rs = sorted([r for r in runs if r["profile"] == prof and r["mode"] == m],
-                        key=lambda r: r["round"])
-            s = {"rounds": len(rs),
-                 "raw_rps": [r["rps"] for r in rs],
-                 "raw_p50_ms": [r["p50_ms"] for r in rs],
-                 "raw_p99_ms": [r["p99_ms"] for r in rs],
-                 "median_rps": med(r["rps"] for r in rs),
-                 "median_p50_ms": med(r["p50_ms"] for r in rs),
-                 "median_p99_ms": med(r["p99_ms"] for r in rs),
-                 "sock_errors": sum(r["sock_errors"] for r in rs),
-                 "non2xx": sum(r["non2xx"] for r in rs),
-                 "flagged_rounds": [r["round"] for r in rs if r["flags"]]}
-            tot = {}
-            for r in rs:
-                for k, v in (r["agent_counters"] or {}).items():
-                    if not is_gauge(k):
-                        tot[k] = tot.get(k, 0) + v
-            if tot:
-                s["agent_counters_total"] = tot
-                red, tcp = tot.get("redirected_msgs", 0), tot.get("tcp_msgs", 0)
-                s["redirected_share"] = red / (red + tcp) if red + tcp else None
-                reqs = sum(r["requests"] or 0 for r in rs if r["agent_counters"])
-                s["redirected_per_request"] = red / reqs if reqs else None
-                xdp = metric_sum(tot, "xdp_packets")
-                if xdp is not None:
-                    s["xdp_frames_per_request"] = xdp / reqs if reqs else None
-                    s["ring_events"] = metric_sum(tot, "ring_events")
-                    s["ring_gaps"] = metric_sum(tot, "ring_gaps")
-            summary[prof][m] = s
-        ratios = {}
-        if "baseline" in modes:
-            b = summary[prof]["baseline"]
-            for m in modes:
-                if m == "baseline":
-                    continue
-                a = summary[prof][m]
-                ratios[m] = {
-                    "rps": a["median_rps"] / b["median_rps"] if a["median_rps"] and b["median_rps"] else None,
-                    "rps_paired": paired_ratio(runs, prof, m, "baseline"),
-                    "p50": a["median_p50_ms"] / b["median_p50_ms"] if a["median_p50_ms"] and b["median_p50_ms"] else None,
-                    "p99": a["median_p99_ms"] / b["median_p99_ms"] if a["median_p99_ms"] and b["median_p99_ms"] else None}
-        summary[prof]["ratios"] = ratios
-        # the cost of telemetry: the same acceleration with and without it
-        vs_accel = {}
-        if "accel" in modes:
-            a = summary[prof]["accel"]
-            for m in modes:
-                if m in ("baseline", "accel"):
-                    continue
-                t = summary[prof][m]
-                vs_accel[m] = {
-                    "rps": t["median_rps"] / a["median_rps"] if t["median_rps"] and a["median_rps"] else None,
-                    "rps_paired": paired_ratio(runs, prof, m, "accel"),
-                    "p99": t["median_p99_ms"] / a["median_p99_ms"] if t["median_p99_ms"] and a["median_p99_ms"] else None}
-        summary[prof]["ratios_vs_accel"] = vs_accel
+        summary[prof] = {m: summarize(runs, prof, m) for m in modes_of[prof]}
+        ms_ = modes_of[prof]
+        summary[prof]["ratios"] = {m: ratios(summary, runs, prof, m, "baseline")
+                                   for m in ms_ if m != "baseline" and "baseline" in ms_}
+        # against accel: the cost of what telemetry adds to the acceleration,
+        # and unix, the alternative to the acceleration
+        summary[prof]["ratios_vs_accel"] = {m: ratios(summary, runs, prof, m, "accel")
+                                            for m in ms_ if m not in ("baseline", "accel") and "accel" in ms_}
+    has_cpu = any("median_cpu_us_per_req" in summary[p][m] for p in profiles for m in modes_of[p])
+    has_agent = any("agent_counters_total" in summary[p][m] for p in profiles for m in modes_of[p])
+    has_ratio = any(summary[p]["ratios"] for p in profiles)
+    has_vs_accel = any(summary[p]["ratios_vs_accel"] for p in profiles)
 
-    # ---- Markdown
     md = []
     md.append("# %s, %s" % (meta.get("title", "ngx-sockmap benchmark"), meta["date"]))
     md.append("")
@@ -416,65 +449,105 @@ def cmd_report(out, meta_path):
               "and alternating order per round; values are medians over rounds"
               % (meta["rounds"], meta["duration"], meta["warmup"]))
     # bench/compose describes its own topology (containers, not loopback)
-    md.append(meta.get("setup") or
-              "- wrk -> proxy nginx (127.0.0.1:%d) -> upstream nginx (127.0.0.1:%d, sendfile on), "
-              "each in its own cgroup" % (meta["proxy_port"], meta["upstream_port"]))
+    if meta.get("setup"):
+        md.append(meta["setup"])
+    else:
+        if any(not p.startswith("remote_") for p in profiles):
+            md.append("- local profiles: wrk -> proxy nginx (127.0.0.1:%d) -> upstream nginx (127.0.0.1:%d, "
+                      "sendfile on), each in its own cgroup; accel and telemetry: the agent attached to "
+                      "the three cgroups; unix: the proxy reaches the upstream over a unix socket, no agent"
+                      % (meta["proxy_port"], meta["upstream_port"]))
+        if any(p.startswith("remote_") for p in profiles):
+            md.append("- remote profiles: wrk and the upstream nginx in another network namespace behind "
+                      "a veth pair (%s), both in the root cgroup, which the agent never follows: they play "
+                      "remote hosts and nothing can be accelerated; the proxy in its own cgroup, the agent "
+                      "attached to it with following on. These runs measure what the agent costs"
+                      % (meta.get("remote_net") or "veth"))
+        if meta.get("other_agents"):
+            md.append("- %d other ngx-sockmap agent(s) ran on this host (other run dirs and cgroups)"
+                      % meta["other_agents"])
     md.append("")
-    has_ratio = "baseline" in modes and len(modes) > 1
-    has_agent = any("agent_counters_total" in summary[p][m] for p in profiles for m in modes)
-    hdr = "| profile | mode | req/s | p50 | p99 | socket errors | non-2xx |"
-    sep = "|---|---|---:|---:|---:|---:|---:|"
+    hdr = "| profile | mode | req/s | p50 | p99 |"
+    sep = "|---|---|---:|---:|---:|"
+    if has_cpu:
+        hdr += " CPU/req | agent CPU/req | host CPU/req |"
+        sep += "---:|---:|---:|"
+    hdr += " socket errors | non-2xx |"
+    sep += "---:|---:|"
     if has_agent:
         hdr += " redirected/req |"
         sep += "---:|"
-    if has_ratio:
-        hdr += " req/s ratio | paired | p99 ratio |"
-        sep += "---:|---:|---:|"
-    has_vs_accel = "accel" in modes and any(m not in ("baseline", "accel") for m in modes)
-    if has_vs_accel:
-        hdr += " req/s vs accel | paired |"
-        sep += "---:|---:|"
     md.append(hdr)
     md.append(sep)
     for prof in profiles:
-        for m in modes:
+        for m in modes_of[prof]:
             s = summary[prof][m]
             flag = " (!)" if s["flagged_rounds"] else ""
-            row = "| %s | %s%s | %s | %s | %s | %d | %d |" % (
+            row = "| %s | %s%s | %s | %s | %s |" % (
                 prof, m, flag, fmt_rps(s["median_rps"]), fmt_ms(s["median_p50_ms"]),
-                fmt_ms(s["median_p99_ms"]), s["sock_errors"], s["non2xx"])
+                fmt_ms(s["median_p99_ms"]))
+            if has_cpu:
+                row += " %s | %s | %s |" % (fmt_us(s.get("median_cpu_us_per_req")),
+                                            fmt_us(s.get("median_agent_us_per_req")) if m in ("accel", "telemetry") else "",
+                                            fmt_us(s.get("median_host_us_per_req")))
+            row += " %d | %d |" % (s["sock_errors"], s["non2xx"])
             if has_agent:
                 pr = s.get("redirected_per_request")
                 row += " %s |" % ("" if "agent_counters_total" not in s else
                                   "n/a" if pr is None else "%.2f" % pr)
-            if has_ratio:
-                if m == "baseline":
-                    row += " | | |"
-                else:
-                    rt = summary[prof]["ratios"][m]
-                    row += " %s | %s | %s |" % (fmt_ratio(rt["rps"]), fmt_ratio(rt["rps_paired"]),
-                                                fmt_ratio(rt["p99"]))
-            if has_vs_accel:
-                va = summary[prof]["ratios_vs_accel"].get(m)
-                row += " %s | %s |" % (fmt_ratio(va["rps"]) if va else "",
-                                       fmt_ratio(va["rps_paired"]) if va else "")
             md.append(row)
     md.append("")
-    if has_ratio:
-        md.append("Ratios are mode/baseline: req/s ratio > 1 and p99 ratio < 1 mean the mode is faster. "
-                  "req/s ratio: of the medians; paired: the median over rounds of the ratio within "
-                  "a round (the runs of one round are close in time, so a slow spell of the shared "
-                  "host slows both; flagged runs left out).")
+    if has_cpu:
+        md.append("CPU/req: CPU time of client (wrk), proxy, upstream and agent over the measured run "
+                  "(cgroup cpu.stat usage_usec; the remote profiles' wrk and upstream run in the root "
+                  "cgroup and are read from their processes), per completed request; agent CPU/req is "
+                  "the agent process's share of it (the BPF programs run in the tasks they hook and are "
+                  "in the others). host CPU/req: all busy CPU time of the machine (/proc/stat), which "
+                  "adds kernel threads (ksoftirqd, kworkers) and anything else running on the host.")
     if has_agent:
         md.append("redirected/req: sends that sk_msg redirected to the peer socket per completed "
                   "request, over the measured runs (`ngx-sockmap status --json`: redirected_msgs / "
                   "wrk requests); a fully accelerated proxied request takes at least 4 sends, 0 "
                   "means nothing was accelerated. Fallbacks per run are in the per-round table.")
-    if has_vs_accel:
-        md.append("req/s vs accel: the mode's median req/s over accel's, the cost of what it adds to "
-                  "the acceleration (telemetry: XDP observer on %s, arena event ring, /metrics); "
-                  "issue 4 wants keep-alive telemetry/accel >= 0.97x." % meta.get("xdp_iface", "lo"))
-    tel = [(p, summary[p]["telemetry"]) for p in profiles if "telemetry" in modes]
+    md.append("")
+    if has_ratio or has_vs_accel:
+        md.append("## Ratios")
+        md.append("")
+        md.append("| profile | mode | vs | req/s | paired | p99 | paired |" + (" CPU/req | paired |" if has_cpu else ""))
+        md.append("|---|---|---|---:|---:|---:|---:|" + ("---:|---:|" if has_cpu else ""))
+        for prof in profiles:
+            for key, ref in (("ratios", "baseline"), ("ratios_vs_accel", "accel")):
+                for m, rt in summary[prof][key].items():
+                    md.append("| %s | %s | %s | %s | %s | %s | %s |" % (
+                        prof, m, ref, fmt_ratio(rt["rps"]), fmt_ratio(rt["rps_paired"]),
+                        fmt_ratio(rt["p99"]), fmt_ratio(rt["p99_paired"])) + (
+                        " %s | %s |" % (fmt_ratio(rt["cpu_per_req"]), fmt_ratio(rt["cpu_per_req_paired"]))
+                        if has_cpu else ""))
+        md.append("")
+        md.append("Ratios are mode/reference: req/s > 1, p99 < 1 and CPU/req < 1 mean the mode is "
+                  "better. The first of each pair is the ratio of the medians; paired is the median "
+                  "over rounds of the ratio within a round (the runs of one round are close in time, "
+                  "so a slow spell of the shared host slows both; flagged runs left out). Against "
+                  "accel: telemetry/accel is the cost of the telemetry (XDP observer, arena event "
+                  "ring, /metrics); unix/accel compares a unix-socket upstream with the acceleration.")
+        md.append("")
+    uv = [(p, summary[p]["ratios_vs_accel"]["unix"]) for p in profiles
+          if "unix" in summary[p]["ratios_vs_accel"]]
+    if uv:
+        md.append("## A unix-socket upstream beside the acceleration")
+        md.append("")
+        for p, rt in uv:
+            r, c = rt["rps_paired"], rt["cpu_per_req_paired"]
+            if r is None:
+                md.append("- %s: no paired rounds." % p)
+                continue
+            who = ("unix is faster: %.0f%% more req/s than accel" % ((r - 1) * 100) if r > 1.0
+                   else "accel is faster: %.0f%% more req/s than unix" % ((1 / r - 1) * 100) if r < 1.0
+                   else "unix and accel are level")
+            cpu = ("" if c is None else "; unix uses %s of accel's CPU per request" % fmt_ratio(c))
+            md.append("- %s: %s (paired)%s; p99 unix/accel %s." % (p, who, cpu, fmt_ratio(rt["p99_paired"])))
+        md.append("")
+    tel = [(p, summary[p]["telemetry"]) for p in profiles if "telemetry" in modes_of[p]]
     if any("xdp_frames_per_request" in t for _, t in tel):
         md.append("telemetry: frames the XDP observer counted per request, and the agent's event "
                   "ring over the measured runs: " + "; ".join(
@@ -484,7 +557,6 @@ def cmd_report(out, meta_path):
                           "n/a" if t.get("ring_events") is None else "{:,}".format(int(t["ring_events"])),
                           "n/a" if t.get("ring_gaps") is None else "{:,}".format(int(t["ring_gaps"])))
                       for p, t in tel if "xdp_frames_per_request" in t) + ".")
-    if has_ratio or has_agent or has_vs_accel:
         md.append("")
     md.append("Profiles (wrk, through the proxy; + -d, --latency):")
     md.append("")
@@ -494,6 +566,8 @@ def cmd_report(out, meta_path):
             note = (" -- latency is per batch of %d pipelined requests (write to last response); "
                     "wrk prints 0 for its percentiles with pipelining (wg/wrk#236), so pipeline.lua "
                     "rescales them in done()" % meta["pipeline_depth"])
+        if prof == "remote_close":
+            note = " -- /close/ proxies without a keep-alive pool: a new upstream connection per request"
         md.append("- %s: `%s`%s" % (prof, meta["profile_args"].get(prof, "?"), note))
     md.append("")
     flagged = [r for r in runs if r["flags"]]
@@ -504,12 +578,20 @@ def cmd_report(out, meta_path):
             md.append("- round %d, %s, %s: %s (`%s`)" % (r["round"], r["profile"], r["mode"],
                                                        "; ".join(r["flags"]), r["wrk_output"]))
         md.append("")
+    pmd = profile_md(runs, profiles, modes_of)
+    if pmd:
+        md.append("## Profile (--perf)")
+        md.append("")
+        md.append("Profiled runs are slower than unprofiled ones (sampling, BPF run-time "
+                  "statistics): compare them with each other.")
+        md.append("")
+        md.extend(pmd)
     md.append("## Per round")
     md.append("")
-    md.append("| profile | mode | round | req/s | p50 | p99 | errors | redirected msgs | tcp msgs | new pairs | fallbacks |")
-    md.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    md.append("| profile | mode | round | req/s | p50 | p99 | CPU/req | errors | redirected msgs | tcp msgs | new pairs | fallbacks |")
+    md.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for prof in profiles:
-        for m in modes:
+        for m in modes_of[prof]:
             for r in sorted([r for r in runs if r["profile"] == prof and r["mode"] == m],
                             key=lambda r: r["round"]):
                 ac = r["agent_counters"]
@@ -519,34 +601,34 @@ def cmd_report(out, meta_path):
                     "%s %s" % (k.split(".", 1)[1], "{:,}".format(v))
                     for k, v in sorted(ac.items()) if k.startswith("fallbacks.") and v) or "0"
                 errs = r["sock_errors"] + r["non2xx"]
-                md.append("| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                md.append("| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                     prof, m, r["round"], fmt_rps(r["rps"]), fmt_ms(r["p50_ms"]), fmt_ms(r["p99_ms"]),
+                    fmt_us(r["cpu_us_per_req"]) if r["cpu"] else "",
                     "%d (!)" % errs if r["flags"] else errs, cnt("redirected_msgs"), cnt("tcp_msgs"),
                     cnt("pairs"), fb))
     md.append("")
-    md.append("Raw wrk output: `raw/`; nginx and agent logs: `logs/`; chart: `chart.svg`.")
-    text = "\n".join(md) + "\n"
-    with open(os.path.join(out, "results.md"), "w") as f:
-        f.write(text)
 
-    res = dict(meta=meta, summary=summary, runs=runs)
+    made = chart(summary, profiles, modes_of, os.path.join(out, "chart.svg"))
+    if not made and os.path.exists(os.path.join(out, "chart.svg")):
+        os.remove(os.path.join(out, "chart.svg"))  # an older run's
+    md.append("Raw wrk output: `raw/`; nginx and agent logs: `logs/`; %s" %
+              ("chart: `chart.svg`." if made else "no chart (matplotlib was missing)."))
+    with open(os.path.join(out, "results.md"), "w") as f:
+        f.write("\n".join(md) + "\n")
     with open(os.path.join(out, "results.json"), "w") as f:
-        json.dump(res, f, indent=2)
+        json.dump(dict(meta=meta, summary=summary, runs=runs), f, indent=2)
         f.write("\n")
 
-    chart = os.path.join(out, "chart.svg")
-    chart_tool = "python"
-    if meta.get("gnuplot"):
-        try:
-            gnuplot_chart(summary, profiles, modes, chart, os.path.join(out, "raw"))
-            chart_tool = "gnuplot"
-        except Exception as e:
-            print("bench: gnuplot failed (%s), drawing the chart myself" % e, file=sys.stderr)
-    if chart_tool == "python":
-        svg_chart(summary, profiles, modes, chart)
+    # terminal: everything above the profile section and the per-round table
+    end = md.index("## Profile (--perf)") if pmd else md.index("## Per round")
+    print("\n".join(md[:end]).rstrip())
 
-    # terminal: the summary table only
-    print("\n".join(md[:md.index("## Per round")]).rstrip())
+def cmd_chart(out):
+    res = load_json(os.path.join(out, "results.json"))
+    meta = res["meta"]
+    modes_of = {p: [m for m in meta["modes"] if m in res["summary"][p]] for p in meta["profiles"]}
+    if not chart(res["summary"], meta["profiles"], modes_of, os.path.join(out, "chart.svg")):
+        sys.exit(1)
 
 def cmd_pooled(profile, mode, ref, outs):
     """Per-round MODE/REF ratios of several runs, each run's paired median,
@@ -570,10 +652,12 @@ def cmd_pooled(profile, mode, ref, outs):
 if __name__ == "__main__":
     cmd = sys.argv[1]
     if cmd == "parse":
-        cmd_parse(sys.argv[2])
+        cmd_parse(sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else None)
     elif cmd == "report":
         cmd_report(sys.argv[2], sys.argv[3])
     elif cmd == "merge-metrics":
         cmd_merge_metrics(sys.argv[2], sys.argv[3])
+    elif cmd == "chart":
+        cmd_chart(sys.argv[2])
     elif cmd == "pooled":
         cmd_pooled(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:])

@@ -18,12 +18,16 @@ cat <<EOF
 ngx-sockmap demo
 ================
 wrk -> nginx proxy -> nginx upstream, all on 127.0.0.1, each in its own
-cgroup.  Every round measures both modes:
-  baseline  plain kernel TCP over loopback
-  accel     ngx-sockmap attached to the three cgroups: sk_msg redirects each
-            send straight into the peer socket's receive queue
+cgroup.  Every round measures every mode:
+  baseline   plain kernel TCP over loopback
+  accel      ngx-sockmap attached to the three cgroups: sk_msg redirects
+             each send straight into the peer socket's receive queue
+  telemetry  accel plus the XDP observer, event rings and /metrics
+  unix       no agent; the proxy reaches the upstream over a unix socket
+             (what you would configure instead of this tool)
 Profiles: keep-alive (wrk -c50) and 'Connection: close' (a new connection
-per request, so the connection setup is part of every request).
+per request, so the connection setup is part of every request).  Besides
+req/s and p99: the CPU time of wrk, both nginx and the agent per request.
 
 EOF
 
@@ -45,18 +49,29 @@ def ms(v):
     return "n/a" if v is None else ("%.2f ms" % v if v < 10 else "%.1f ms" % v)
 def rps(v):
     return "n/a" if v is None else "{:,.0f} req/s".format(v)
+def us(v):
+    return "n/a" if v is None else "%.0f us" % v
 for prof in res["meta"]["profiles"]:
     s = res["summary"][prof]
     b, a = s.get("baseline"), s.get("accel")
     if not b or not a:
         continue
     r = s["ratios"].get("accel", {})
+    name = names.get(prof, prof) + ":"
     print("%-19s baseline %-14s accel %-14s %s" % (
-        names.get(prof, prof) + ":", rps(b["median_rps"]), rps(a["median_rps"]),
-        "x%.2f req/s" % r["rps"] if r.get("rps") else ""))
+        name, rps(b["median_rps"]), rps(a["median_rps"]),
+        "x%.2f req/s" % r["rps_paired"] if r.get("rps_paired") else ""))
     print("%-19s p99      %-14s p99   %-14s %s" % (
         "", ms(b["median_p99_ms"]), ms(a["median_p99_ms"]),
-        "x%.2f p99" % r["p99"] if r.get("p99") else ""))
+        "x%.2f p99" % r["p99_paired"] if r.get("p99_paired") else ""))
+    if b.get("median_cpu_us_per_req") is not None:
+        print("%-19s CPU/req  %-14s CPU   %-14s %s" % (
+            "", us(b["median_cpu_us_per_req"]), us(a.get("median_cpu_us_per_req")),
+            "x%.2f CPU per request" % r["cpu_per_req_paired"] if r.get("cpu_per_req_paired") else ""))
+    u = s.get("unix")
+    if u:
+        print("%-19s unix socket upstream: %s, CPU %s/req" % (
+            "", rps(u["median_rps"]), us(u.get("median_cpu_us_per_req"))))
     pr = a.get("redirected_per_request")
     if pr is not None:
         print("%-19s sk_msg redirected %.1f sends per request" % ("", pr))
@@ -67,11 +82,13 @@ if flagged:
     for x in flagged:
         print("  round %d %s %s: %s" % (x["round"], x["mode"], x["profile"], "; ".join(x["flags"])))
     print()
-print("Medians over %d interleaved rounds of %d s; ratios are accel/baseline"
+print("Medians over %d interleaved rounds of %d s; ratios are accel/baseline,"
       % (res["meta"]["rounds"], res["meta"]["duration"]))
-print("(req/s: higher is better, p99: lower is better).  A small VM is noisy;")
-print("for firmer numbers run `sudo make bench` (5 profiles, 3 rounds of 8 s).")
+print("the median of the per-round ratios (req/s: higher is better, p99 and")
+print("CPU per request: lower is better).  A small VM is noisy, CPU per request")
+print("much less than req/s; for firmer numbers run `sudo make bench` (7")
+print("profiles, remote upstream included, 3 rounds of 8 s).")
 EOF
 echo
 echo "Full report: $OUT/results.md"
-echo "             $OUT/results.json, $OUT/chart.svg"
+echo "             $OUT/results.json$([ -s "$OUT/chart.svg" ] && echo ", $OUT/chart.svg")"

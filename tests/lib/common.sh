@@ -7,7 +7,8 @@ set -u
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 AGENT=$TOP/build/ngx-sockmap
 TOOLS=$TOP/build/tools
-CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+# cgroups, veths, nginx_stop, alive, port_wait: shared with bench/run
+. "$TOP/tests/lib/host.sh"
 # Names of what tests create carry the runner's tag (tests/run), so its
 # leftover checks see this run's objects only; "t" when run by hand.
 RUN_TAG=${NGX_SOCKMAP_TEST_RUN:-t}
@@ -58,22 +59,6 @@ cg_make() {
 	on_exit "cg_remove '$p'"
 	echo "$p"
 }
-cg_remove() { # kill what is left inside, then rmdir
-	local p=$1 i
-	for i in 1 2 3 4 5 6 7 8 9 10; do
-		# cgroupfs files report size 0: read, don't test -s
-		[ -n "$(cat "$p/cgroup.procs" 2>/dev/null)" ] || break
-		xargs -r kill -9 <"$p/cgroup.procs" 2>/dev/null
-		sleep 0.2
-	done
-	rmdir "$p"
-}
-# cg_exec CGROUP CMD... : exec CMD inside CGROUP (use with & or $(...))
-cg_exec() {
-	local cg=$1
-	shift
-	sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$cg" "$@"
-}
 
 # ns_make NAME -> creates netns "nsm<run tag>_<pid>NAME" with lo up, removed at exit
 ns_make() {
@@ -82,28 +67,6 @@ ns_make() {
 	on_exit "ip netns del '$n'"
 	ip -n "$n" link set lo up
 	echo "$n"
-}
-
-# veth_quiet HOST PEER NS HOSTIP PEERIP... : a veth pair HOST <-> PEER (in
-# NS), HOSTIP/24 on HOST and every PEERIP/24 on PEER, with no IPv6 (no
-# ND/MLD frames) and static neighbours (no ARP): the only frames on the wire
-# are the ones the test sends.  Removed at exit.
-veth_quiet() {
-	local host=$1 peer=$2 ns=$3 hip=$4 pip hmac pmac
-	shift 4
-	ip link add "$host" type veth peer name "$peer" || fail "veth $host"
-	on_exit "ip link del '$host'"
-	ip link set "$peer" netns "$ns"
-	sysctl -qw "net.ipv6.conf.$host.disable_ipv6=1"
-	ip netns exec "$ns" sysctl -qw "net.ipv6.conf.$peer.disable_ipv6=1"
-	ip addr add "$hip/24" dev "$host"
-	for pip in "$@"; do ip -n "$ns" addr add "$pip/24" dev "$peer"; done
-	ip link set "$host" up
-	ip -n "$ns" link set "$peer" up
-	hmac=$(cat "/sys/class/net/$host/address")
-	pmac=$(ip netns exec "$ns" cat "/sys/class/net/$peer/address")
-	for pip in "$@"; do ip neigh replace "$pip" lladdr "$pmac" dev "$host" nud permanent; done
-	ip -n "$ns" neigh replace "$hip" lladdr "$hmac" dev "$peer" nud permanent
 }
 
 # agent_start ARGS... : start `ngx-sockmap run ARGS`, wait for "ready";
@@ -202,20 +165,5 @@ nginx_start() {
 	on_exit "nginx_stop '$prefix'"
 	echo "$prefix"
 }
-nginx_stop() {
-	local pid
-	pid=$(cat "$1/nginx.pid" 2>/dev/null) || return 0
-	kill -QUIT "$pid" 2>/dev/null
-	for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.2; done
-	kill -9 "$pid" 2>/dev/null
-	pkill -9 -f "nginx: .*$1" 2>/dev/null
-}
 # wait_port HOST PORT : wait until something listens
-wait_port() {
-	local i
-	for i in $(seq 1 50); do
-		(exec 3<>"/dev/tcp/$1/$2") 2>/dev/null && return 0
-		sleep 0.1
-	done
-	fail "nothing listening on $1:$2"
-}
+wait_port() { port_wait "$1" "$2" || fail "nothing listening on $1:$2"; }
