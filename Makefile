@@ -23,7 +23,7 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror 
 CFLAGS     ?= -O2 -g
 CFLAGS     += -std=gnu11 -Wall -Wextra -Werror -I$(BUILD) -Ibpf -Iagent \
 	      -DNGX_SOCKMAP_VERSION='"$(VERSION)"'
-LDLIBS     := -lbpf -lelf -lz -ljson-c -lmicrohttpd
+LDLIBS     := -lbpf -lelf -lz -ljson-c -lmicrohttpd -lcurl
 
 BPF_OBJS   := $(BUILD)/accel.bpf.o $(BUILD)/guard.bpf.o $(BUILD)/telemetry.bpf.o
 SKELS      := $(BPF_OBJS:.bpf.o=.skel.h)

@@ -15,6 +15,7 @@
 #include "log.h"
 #include "options.h"
 #include "paths.h"
+#include "k8s.h"
 #include "runtime.h"
 #include "selftest.h"
 
@@ -23,7 +24,7 @@
 enum {
 	OPT_PID_FILE = 1000, OPT_PORTS, OPT_PIN, OPT_NO_FOLLOW, OPT_SHORT_CONN, OPT_XDP,
 	OPT_XDP_SAMPLE, OPT_METRICS, OPT_MAX_UNREAD, OPT_UNREAD_BUDGET, OPT_FORCE,
-	OPT_ALLOW_ROOT, OPT_ANY_PROCESS,
+	OPT_ALLOW_ROOT, OPT_ANY_PROCESS, OPT_K8S_SELECTOR, OPT_K8S_NODE, OPT_K8S_API,
 };
 
 static const struct argp_option run_options[] = {
@@ -41,6 +42,13 @@ static const struct argp_option run_options[] = {
 	  "allow a target that is the root cgroup (every process on the host)", 0 },
 	{ "any-process", OPT_ANY_PROCESS, NULL, 0,
 	  "allow --nginx-pid / pid-file targets that are not nginx processes", 0 },
+	{ "k8s-selector", OPT_K8S_SELECTOR, "LABELS", 0,
+	  "Kubernetes: attach to the pods on this node that match the label selector, "
+	  "e.g. app.kubernetes.io/name=nginx (asked again every 2 s; the DaemonSet's way)", 0 },
+	{ "k8s-node", OPT_K8S_NODE, "NAME", 0, "this node's name (default: $NODE_NAME)", 0 },
+	{ "k8s-api", OPT_K8S_API, "URL", 0,
+	  "the API server (default: the in-cluster one, from the pod's environment, "
+	  "with the service account's token and CA)", 0 },
 	{ "pin", OPT_PIN, NULL, 0,
 	  "keep the data plane attached after the agent exits (pinned in " PIN_DIR "); "
 	  "a later 'run --pin' adopts it, 'detach' removes it", 0 },
@@ -85,6 +93,24 @@ static error_t run_parse(int key, char *arg, struct argp_state *state)
 							 &o->metrics_addr_len, err, sizeof(err)))
 			usage_error(state, "%s", err);
 		break;
+	case ARGP_KEY_END:
+		if (!o->k8s_selector)
+			break;
+		if (!o->k8s_node)
+			o->k8s_node = getenv("NODE_NAME");
+		if (!o->k8s_node || !*o->k8s_node)
+			usage_error(state, "--k8s-selector needs this node's name: --k8s-node NAME or $NODE_NAME");
+		if (!o->k8s_api && getenv("KUBERNETES_SERVICE_HOST")) {
+			static char api[300];
+			const char *h = getenv("KUBERNETES_SERVICE_HOST");
+
+			snprintf(api, sizeof(api), strchr(h, ':') ? "https://[%s]:%s" : "https://%s:%s", h,
+				 getenv("KUBERNETES_SERVICE_PORT") ?: "443");
+			o->k8s_api = api;
+		}
+		if (!o->k8s_api)
+			usage_error(state, "--k8s-selector: no API server: --k8s-api URL, or run in a pod");
+		break;
 	case 'c':
 		if (o->n_cgroups >= MAX_TARGETS)
 			usage_error(state, "too many --cgroup (max %d)", MAX_TARGETS);
@@ -119,6 +145,15 @@ static error_t run_parse(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_ANY_PROCESS:
 		o->any_process = true;
+		break;
+	case OPT_K8S_SELECTOR:
+		o->k8s_selector = arg;
+		break;
+	case OPT_K8S_NODE:
+		o->k8s_node = arg;
+		break;
+	case OPT_K8S_API:
+		o->k8s_api = arg;
 		break;
 	case OPT_XDP:
 		if (strlen(arg) >= 16)
@@ -306,6 +341,19 @@ static int do_run(void *opts)
 	if (targets_resolve(o, rt->mnt, targets, &n, err, sizeof(err))) {
 		pr_warn("%s\n", err);
 		return EXIT_RUNTIME;
+	}
+	if (o->k8s_selector) {
+		rt->k8s = (struct k8s_opts){
+			.selector = o->k8s_selector, .node = o->k8s_node, .api = o->k8s_api,
+			.token_file = "/var/run/secrets/kubernetes.io/serviceaccount/token",
+			.ca_file = "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt",
+		};
+		i = k8s_targets(&rt->k8s, rt->mnt, targets + n, MAX_TARGETS - n, err, sizeof(err));
+		if (i < 0) {
+			pr_warn("%s\n", err);
+			return EXIT_RUNTIME;
+		}
+		n += i;
 	}
 	if (dataplane_probe_kernel(err, sizeof(err))) {
 		pr_warn("%s\n", err);

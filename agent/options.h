@@ -26,6 +26,9 @@ struct run_opts {
 	bool force;             /* accelerate despite a critical self-test failure */
 	bool allow_root_cgroup; /* a target may be the hierarchy's root */
 	bool any_process;       /* a pid target need not be nginx */
+	const char *k8s_selector; /* attach to the pods it selects on k8s_node */
+	const char *k8s_node;
+	const char *k8s_api;
 	unsigned int short_conn_msgs; /* see struct port_profile; 0: off */
 	const char *xdp_ifaces[MAX_TARGETS];
 	int n_xdp;

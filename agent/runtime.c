@@ -162,6 +162,50 @@ static void check_targets(struct runtime *rt)
 	}
 }
 
+/* The pods --k8s-selector selects now: attach the new ones, detach those
+ * no longer selected (their cgroup may live on a while). */
+static void k8s_sync(struct runtime *rt)
+{
+	struct cg_target now[MAX_TARGETS];
+	char err[PATH_MAX + 256];
+	bool changed = false, there;
+	int n, i, j;
+
+	n = k8s_targets(&rt->k8s, rt->mnt, now, MAX_TARGETS, err, sizeof(err));
+	if (n < 0) {
+		pr_warn("%s\n", err);
+		return;
+	}
+	for (i = rt->dp.n_targets - 1; i >= 0; i--) {
+		if (rt->dp.targets[i].kind != TK_K8S)
+			continue;
+		for (j = 0, there = false; j < n && !there; j++)
+			there = now[j].id == rt->dp.targets[i].id;
+		if (there)
+			continue;
+		printf("pod no longer selected: detaching %s\n", rt->dp.targets[i].path);
+		dataplane_detach_cgroup(&rt->dp, i);
+		changed = true;
+	}
+	for (j = 0; j < n; j++) {
+		for (i = 0, there = false; i < rt->dp.n_targets && !there; i++)
+			there = rt->dp.targets[i].id == now[j].id;
+		if (there)
+			continue;
+		if (dataplane_attach_cgroup(&rt->dp, &now[j], err, sizeof(err))) {
+			pr_warn("k8s: %s\n", err);
+			continue;
+		}
+		printf("attached %s (%s)\n", now[j].path, now[j].reason);
+		changed = true;
+	}
+	if (changed) {
+		fflush(stdout);
+		runtime_refresh_netns(rt, NULL, 0);
+		runtime_publish(rt);
+	}
+}
+
 static void tick(struct runtime *rt, uint64_t n)
 {
 	static uint64_t ticks;
@@ -173,6 +217,8 @@ static void tick(struct runtime *rt, uint64_t n)
 	enforcer_tick(&rt->enforcer);
 	ticks += n;
 	check_targets(rt);
+	if (rt->k8s.selector && ticks % FOLLOW_EVERY_TICKS == 0)
+		k8s_sync(rt);
 	if (rt->opts->follow && ticks % FOLLOW_EVERY_TICKS == 0)
 		follow_peers(rt);
 }

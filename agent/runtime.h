@@ -12,6 +12,7 @@
 #include "dataplane.h"
 #include "enforcer.h"
 #include "event_feed.h"
+#include "k8s.h"
 #include "maps.h"
 #include "metrics.h"
 #include "options.h"
@@ -33,6 +34,7 @@ struct runtime {
 	struct agent_maps maps;   /* fds, owned by dp and xdp */
 	char mnt[PATH_MAX];       /* cgroup v2 mount */
 	const struct run_opts *opts; /* following, port policy, target policy */
+	struct k8s_opts k8s;      /* selector set: pods are looked up every follow tick */
 	/* named targets whose cgroup went away (nginx restarted): tried again
 	 * every tick until their path, or their pid file's new pid, resolves */
 	struct cg_target waiting[MAX_TARGETS];

@@ -132,7 +132,7 @@ int state_write(const struct agent_info *info, const struct agent_maps *m)
 {
 	char path[PATH_MAX], tmp[PATH_MAX + 8];
 	json_object *root = info_to_json(info, m);
-	const char *text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY);
+	const char *text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
 	int fd, ret = 0;
 	size_t len = strlen(text);
 

@@ -95,6 +95,6 @@ void status_print_json(FILE *out, const struct counters *c, const struct agent_i
 {
 	json_object *root = status_to_json(c, info);
 
-	fprintf(out, "%s\n", json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN));
+	fprintf(out, "%s\n", json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(root);
 }

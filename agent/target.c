@@ -326,7 +326,7 @@ int targets_resolve(const struct run_opts *o, const char *mnt, struct cg_target 
 		t.kind = TK_PID;
 		add_target(list, n, &t);
 	}
-	if (!pid_file && !o->n_cgroups && !o->n_pids)
+	if (!pid_file && !o->n_cgroups && !o->n_pids && !o->k8s_selector)
 		pid_file = DEFAULT_PID_FILE;
 	if (pid_file) {
 		memset(&t, 0, sizeof(t));

@@ -17,6 +17,7 @@ enum target_kind {
 	TK_PID,      /* --nginx-pid: nothing (that process is gone) */
 	TK_PIDFILE,  /* --nginx-pid-file: the pid it names now */
 	TK_FOLLOWED, /* a peer's: following finds it again if it is still one */
+	TK_K8S,      /* a pod --k8s-selector selects: the API is asked again */
 };
 
 struct cg_target {

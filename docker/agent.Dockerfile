@@ -15,7 +15,7 @@ RUN set -e; \
     echo "deb $(NGX_SOCKMAP_MIRROR=$APT_MIRROR apt-mirror.sh) bookworm-backports main" >/etc/apt/sources.list.d/backports.list; \
     apt-get update -qq; \
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-        clang-19 llvm-19 libelf-dev zlib1g-dev libjson-c-dev libmicrohttpd-dev pkg-config make gcc libc6-dev; \
+        clang-19 llvm-19 libelf-dev zlib1g-dev libjson-c-dev libmicrohttpd-dev libcurl4-openssl-dev pkg-config make gcc libc6-dev; \
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
         -t bookworm-backports libbpf-dev bpftool linux-libc-dev
 WORKDIR /src
@@ -39,7 +39,7 @@ RUN set -e; \
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
         -t bookworm-backports libbpf1 libelf1; \
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-        zlib1g libjson-c5 libmicrohttpd12; \
+        zlib1g libjson-c5 libmicrohttpd12 libcurl4; \
     rm -rf /var/lib/apt/lists/*
 COPY --from=build /src/build/ngx-sockmap /usr/local/bin/ngx-sockmap
 COPY docker/agent-entrypoint.sh /usr/local/bin/ngx-sockmap-sidecar

@@ -14,6 +14,7 @@ need "pkg-config --atleast-version=1.4 libbpf" "libbpf-dev (>= 1.4, bookworm-bac
 need "pkg-config --exists libelf" libelf-dev "libelf"
 need "pkg-config --exists zlib" zlib1g-dev "zlib"
 need "pkg-config --exists json-c" libjson-c-dev "json-c"
+need "pkg-config --exists libcurl" libcurl4-openssl-dev "libcurl"
 need "pkg-config --exists libmicrohttpd" libmicrohttpd-dev "libmicrohttpd"
 need "test -r /sys/kernel/btf/vmlinux" "a kernel with CONFIG_DEBUG_INFO_BTF=y" "kernel BTF (/sys/kernel/btf/vmlinux)"
 exit $missing

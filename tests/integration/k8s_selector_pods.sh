@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# timeout: 120
+# Proves: `run --k8s-selector` finds the selected, running pods of its node
+# through the API server and attaches to each pod's cgroup, under both of
+# the kubelet's cgroup drivers; it follows the list as pods come and go.
+# No cluster here: a stand-in API server (python) answers GET /api/v1/pods
+# for the agent's label and field selectors (it checks they are the ones
+# asked for), and the pods' cgroups are made as a kubelet would name them:
+#   systemd:  kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod<uid_>.slice
+#   cgroupfs: kubepods/burstable/pod<uid>
+# An nginx runs in the first pod, a client in the second: their connection
+# must be paired and redirected.  A pending pod and a pod of another node
+# are in the answer too and must be left alone.
+. "$(dirname "$0")/../lib/common.sh"
+PORT=18320 API=18321
+U1=11111111-2222-3333-4444-555555555555 # nginx pod (systemd layout)
+U2=66666666-7777-8888-9999-000000000000 # client pod (cgroupfs layout)
+U3=aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee # pending
+SD=$CG2/ngx-sockmap-test.$RUN_TAG.$$.kubepods.slice
+CF=$CG2/ngx-sockmap-test.$RUN_TAG.$$.kubepods
+P1=$SD/kubepods-besteffort.slice/kubepods-besteffort-pod${U1//-/_}.slice
+P2=$CF/burstable/pod$U2
+mkdir -p "$P1" "$P2" "$CF/burstable/pod$U3" || fail "mkdir pod cgroups"
+on_exit "rmdir '$P1' '$SD/kubepods-besteffort.slice' '$SD' '$P2' '$CF/burstable/pod$U3' '$CF/burstable' '$CF'"
+on_exit 'cg_remove "$P1"; cg_remove "$P2"'
+
+# The stand-in API: pods from $TMP/pods.json, filtered as the API would
+# by the label and field selectors the agent sends (and those must be ours).
+cat >"$TMP/api.py" <<'PY'
+import json, sys, urllib.parse
+from http.server import BaseHTTPRequestHandler, HTTPServer
+port, pods_file, log = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+class H(BaseHTTPRequestHandler):
+    def do_GET(self):
+        u = urllib.parse.urlparse(self.path)
+        q = urllib.parse.parse_qs(u.query)
+        with open(log, "a") as f:
+            f.write(self.path + "\n")
+        if u.path != "/api/v1/pods" or q.get("labelSelector") != ["app.kubernetes.io/name=nginx"]:
+            self.send_response(400); self.end_headers(); return
+        node = q.get("fieldSelector", [""])[0].removeprefix("spec.nodeName=")
+        pods = json.load(open(pods_file))
+        items = [p for p in pods if p["spec"]["nodeName"] == node]
+        body = json.dumps({"kind": "PodList", "items": items}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *a): pass
+HTTPServer(("127.0.0.1", port), H).serve_forever()
+PY
+pod() { # pod UID NAME NODE PHASE
+	printf '{"metadata":{"uid":"%s","name":"%s","namespace":"web"},"spec":{"nodeName":"%s"},"status":{"phase":"%s"}}' "$@"
+}
+echo "[$(pod $U1 nginx-0 node-a Running),$(pod $U2 client-0 node-a Running),$(pod $U3 nginx-1 node-a Pending),$(pod 99999999-0000-0000-0000-000000000000 nginx-2 node-b Running)]" >"$TMP/pods.json"
+python3 "$TMP/api.py" $API "$TMP/pods.json" "$TMP/api.log" &
+api_pid=$!
+on_exit "kill $api_pid 2>/dev/null"
+wait_port 127.0.0.1 $API
+
+up=$(nginx_start up upstream.conf "$P1" LISTEN=127.0.0.1:$PORT SENDFILE=off)
+wait_port 127.0.0.1 $PORT
+head -c 20000 /dev/zero >"$up/html/20k.bin"
+
+agent_start --k8s-selector app.kubernetes.io/name=nginx --k8s-node node-a \
+	--k8s-api http://127.0.0.1:$API
+grep -q "fieldSelector=spec.nodeName%3Dnode-a" "$TMP/api.log" ||
+	fail "the agent did not ask for its node's pods: $(cat "$TMP/api.log")"
+ok "asked the API for the selected pods of node-a"
+paths() { "$AGENT" status --json | python3 -c 'import json,sys; print(" ".join(sorted(c["path"] for c in json.load(sys.stdin)["cgroups"])))'; }
+assert_eq "$(paths)" "$(printf '%s\n' "$P1" "$P2" | sort | tr '\n' ' ' | sed 's/ $//')" \
+	"attached to the two running pods' cgroups (systemd and cgroupfs layouts), not the pending one"
+"$AGENT" status --json | grep -q '"reason":"k8s pod web/nginx-0"' || fail "status does not name the pod"
+ok "status names the pods"
+
+st r0 redirected_msgs
+cg_exec "$P2" curl --noproxy '*' -sS --max-time 10 -o "$TMP/body" "http://127.0.0.1:$PORT/20k.bin" ||
+	fail "curl from the client pod failed"
+[ "$(stat -c %s "$TMP/body")" = 20000 ] || fail "short body"
+st r1 redirected_msgs
+assert_ge $((r1 - r0)) 1 "the client pod's request to the nginx pod was redirected"
+
+# the client pod goes away from the answer: detached within a few seconds
+echo "[$(pod $U1 nginx-0 node-a Running)]" >"$TMP/pods.json"
+for _ in $(seq 1 40); do [ "$(paths)" = "$P1" ] && break; sleep 0.2; done
+assert_eq "$(paths)" "$P1" "a pod no longer selected is detached"
+
+# the API goes away: the agent keeps what it has (a flapping API server
+# must not detach Nginx) and says why in its log
+kill "$api_pid"; wait "$api_pid" 2>/dev/null
+sleep 4.5
+assert_eq "$(paths)" "$P1" "pods kept while the API server does not answer"
+grep -q "k8s: GET" "$TMP/agent.err" || fail "no word in the log about the unreachable API"
+ok "the log says the API did not answer"
+agent_stop || fail "agent did not exit 0"
