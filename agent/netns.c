@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 #include "netns.h"
 
@@ -17,50 +16,16 @@ struct netns_list {
 	size_t n, cap;
 };
 
-/*
- * Enter pid's network namespace through a pidfd (5.8+): setns() with a
- * pidfd checks CAP_SYS_ADMIN over the namespace only (kernel/nsproxy.c),
- * where opening /proc/PID/ns/net asks ptrace rights on pid
- * (proc_ns_get_link), which a container that dropped its capabilities to
- * ours lacks over processes that kept more (the DaemonSet, the compose
- * sidecar).  0, or -errno.
- */
-static int enter_by_pidfd(int pid)
-{
-	int fd = syscall(SYS_pidfd_open, pid, 0), ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (setns(fd, CLONE_NEWNET))
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
-/* The inode of pid's network namespace: stat where allowed, else enter it
- * and look at our own (the caller comes back).  0 when it is gone. */
-static uint64_t netns_ino(int pid)
-{
-	char path[64];
-	struct stat st;
-
-	snprintf(path, sizeof(path), "/proc/%d/ns/net", pid);
-	if (!stat(path, &st))
-		return st.st_ino;
-	if (errno != EACCES || enter_by_pidfd(pid) || stat("/proc/self/ns/net", &st))
-		return 0;
-	return st.st_ino;
-}
-
 /* Add pid's namespace unless it is there already.  0, or -ENOMEM. */
 static int add_pid(struct netns_list *l, int pid)
 {
 	struct netns_ref *grown;
+	char path[64];
 	struct stat st;
 	size_t i;
 
-	st.st_ino = netns_ino(pid);
-	if (!st.st_ino)
+	snprintf(path, sizeof(path), "/proc/%d/ns/net", pid);
+	if (stat(path, &st))
 		return 0; /* gone meanwhile */
 	for (i = 0; i < l->n; i++)
 		if (l->v[i].ino == st.st_ino)
@@ -93,20 +58,17 @@ static int done(struct netns_list *l, int ret, struct netns_ref **out, size_t *n
 int netns_of_all(struct netns_ref **out, size_t *n)
 {
 	struct netns_list l = { 0 };
-	int ret = 0, self = netns_save();
 	struct dirent *de;
+	int ret = 0;
 	DIR *d;
 
 	d = opendir("/proc");
-	if (!d) {
-		netns_restore(self);
+	if (!d)
 		return done(&l, -errno, out, n);
-	}
 	while (!ret && (de = readdir(d)))
 		if (de->d_name[0] >= '1' && de->d_name[0] <= '9')
 			ret = add_pid(&l, atoi(de->d_name));
 	closedir(d);
-	netns_restore(self); /* netns_ino may have entered some */
 	return done(&l, ret, out, n);
 }
 
@@ -117,8 +79,6 @@ int netns_of_cgroups(const struct cg_target *cgs, int ncg, struct netns_ref **ou
 	int i, pid, seen, ret = 0;
 	FILE *f;
 
-	int self = netns_save();
-
 	for (i = 0; !ret && i < ncg; i++) {
 		snprintf(path, sizeof(path), "%s/cgroup.procs", cgs[i].path);
 		f = fopen(path, "re");
@@ -128,7 +88,6 @@ int netns_of_cgroups(const struct cg_target *cgs, int ncg, struct netns_ref **ou
 			ret = add_pid(&l, pid);
 		fclose(f);
 	}
-	netns_restore(self);
 	return done(&l, ret, out, n);
 }
 
@@ -140,16 +99,8 @@ int netns_enter(const struct netns_ref *ns)
 
 	snprintf(path, sizeof(path), "/proc/%d/ns/net", ns->pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		if (errno != EACCES)
-			return -errno;
-		/* no ptrace rights on it: through a pidfd, then check we
-		 * landed in the namespace we meant (the pid may be reused) */
-		ret = enter_by_pidfd(ns->pid);
-		if (!ret && (stat("/proc/self/ns/net", &st) || st.st_ino != ns->ino))
-			ret = -ESRCH;
-		return ret;
-	}
+	if (fd < 0)
+		return -errno;
 	/* the pid may be another process's by now */
 	if (fstat(fd, &st) || st.st_ino != ns->ino)
 		ret = -ESRCH;
