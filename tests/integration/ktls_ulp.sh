@@ -12,8 +12,11 @@
 #      same sequence gives without the agent;
 #  (b) the reader sets TCP_ULP "tls" + TLS_RX; a plain sender sends the
 #      records from (a)'s reference; the reader must read the plaintext.
-# The other outcome allowed: the connection ends with a reset on both ends
-# and resets.ulp counts it.  Needs the `tls` module: SKIPs where it is
+# Two other outcomes are allowed: the connection ends with a reset on both
+# ends and resets.ulp counts it; or setsockopt(TCP_ULP) fails with EPERM
+# on the tracked socket, ulp_refused counts it, the ends carry on with TLS
+# in user space as OpenSSL does (the probe sends/reads the records
+# themselves) and the reader gets exactly the records plain TCP carries.  Needs the `tls` module: SKIPs where it is
 # missing (this host); the Debian kernels in the VM tests have it.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/tcpkit.sh"
@@ -72,8 +75,10 @@ cmp -s "$TMP/ref_rx.bin" "$TMP/plain.bin" || fail "plain TCP: the kTLS reader di
 ok "plain TCP: the kTLS reader decrypts the records to the plaintext"
 
 agent_start -c "$CS" -c "$CC"
+export KTLS_FALLBACK_RECORDS=$TMP/ref_tx.bin
 for name in tx rx; do
 	st p0 pairs
+	st u0 ulp_refused
 	r0=$(stat_get resets.ulp 2>/dev/null || echo missing)
 	if [ $name = tx ]; then
 		probe tracked_tx "" tx
@@ -88,6 +93,16 @@ for name in tx rx; do
 	assert_eq "$(jget "$TMP/tracked_$name.sender.json" hello)" R "$name: the sender got the reader's first byte"
 	if [ "$(jget "$TMP/tracked_$name.reader.json" end)" = reset ]; then
 		reset_ok tracked_$name "$r0"
+		continue
+	fi
+	side=$([ $name = tx ] && echo sender || echo reader)
+	if [ "$(jget "$TMP/tracked_$name.$side.json" ulp)" = error:ulp:EPERM ]; then
+		st u1 ulp_refused
+		assert_eq $((u1 - u0)) 1 "$name: TCP_ULP refused (EPERM) on the tracked $side, ulp_refused counted it"
+		cmp -s "$TMP/tracked_$name.bin" "$TMP/ref_tx.bin" ||
+			fail "$name: after the refusal the reader got $(stat -c %s "$TMP/tracked_$name.bin") bytes, not the records user-space TLS sent"
+		ok "$name: after the refusal the reader got exactly the TLS records"
+		assert_eq "$(jget "$TMP/tracked_$name.reader.json" end)" eof "$name: the reader read to EOF"
 		continue
 	fi
 	assert_eq "$(jget "$TMP/tracked_$name.reader.json" ulp)" "$(jget "$TMP/ref_$name.reader.json" ulp)" \

@@ -21,6 +21,11 @@ of RECORDS_FILE (TLS records made by a kTLS sender).  It half-closes,
 writes DIR/NAME.sender.json (sends: what each send returned, ulp) and
 closes when the reader is done.
 
+Where TCP_ULP is refused (the agent refuses it on sockets it tracks), both
+ends carry on as OpenSSL does, with TLS in user space: the sender sends the
+records of $KTLS_FALLBACK_RECORDS (what user-space TLS with this key makes
+of the plaintext), the reader reads the records as they are.
+
 One fixed AES-GCM-128 key, IV, salt and record sequence
 (include/uapi/linux/tls.h, struct tls12_crypto_info_aes_gcm_128), so the
 same plaintext gives the same ciphertext on every connection.  No
@@ -153,6 +158,9 @@ def sender(port, d, name, what):
         for n in SIZES:
             chunks.append(pt[off:off + n])
             off += n
+        if res["ulp"].startswith("error:ulp:") and os.environ.get("KTLS_FALLBACK_RECORDS"):
+            with open(os.environ["KTLS_FALLBACK_RECORDS"], "rb") as f:
+                chunks = [f.read()]  # user-space TLS: the records themselves
     else:
         wait_file(p + ".rx_ready", 10)
         with open(what, "rb") as f:
