@@ -113,3 +113,22 @@ bool kernel_has_arena(void)
 		return false;
 	return libbpf_probe_bpf_map_type(BPF_MAP_TYPE_ARENA, NULL) == 1;
 }
+
+int bpf_wait_programs(void)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts);
+	int inner, outer, err = 0;
+	__u32 zero = 0;
+
+	inner = bpf_map_create(BPF_MAP_TYPE_ARRAY, "ngx_sm_sync_in", 4, 4, 1, NULL);
+	if (inner < 0)
+		return -errno;
+	opts.inner_map_fd = inner;
+	outer = bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, "ngx_sm_sync", 4, 4, 1, &opts);
+	if (outer < 0 || bpf_map_update_elem(outer, &zero, &inner, BPF_ANY))
+		err = -errno;
+	if (outer >= 0)
+		close(outer);
+	close(inner);
+	return err;
+}

@@ -25,6 +25,10 @@ long map_count_entries(int fd, size_t key_size);
 /* Does this kernel have BPF arena maps (6.9+)?  Where not, the event
  * streams ride on BPF ring buffers (bpf/event_ring.h, event_emit). */
 bool kernel_has_arena(void);
+/* Return once every non-sleepable BPF program running now has finished
+ * (an update of a map-in-map waits for an RCU grace period: kernel/bpf/
+ * syscall.c maybe_wait_bpf_programs).  0 or -errno. */
+int bpf_wait_programs(void);
 
 struct bpf_map;
 struct bpf_object;

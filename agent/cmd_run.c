@@ -25,6 +25,7 @@ enum {
 	OPT_PID_FILE = 1000, OPT_PORTS, OPT_PIN, OPT_NO_FOLLOW, OPT_SHORT_CONN, OPT_XDP,
 	OPT_XDP_SAMPLE, OPT_METRICS, OPT_MAX_UNREAD, OPT_UNREAD_BUDGET, OPT_FORCE,
 	OPT_ALLOW_ROOT, OPT_ANY_PROCESS, OPT_K8S_SELECTOR, OPT_K8S_NODE, OPT_K8S_API,
+	OPT_GUARD_IDLE,
 };
 
 static const struct argp_option run_options[] = {
@@ -71,6 +72,10 @@ static const struct argp_option run_options[] = {
 	{ "unread-budget", OPT_UNREAD_BUDGET, "SIZE", 0,
 	  "host-wide bound on unread redirected bytes: past it the largest are ended "
 	  "(default: half of tcp_mem's pressure threshold)", 0 },
+	{ "guard-idle", OPT_GUARD_IDLE, "SECONDS", 0,
+	  "detach the guard's host-wide syscall tracepoints (MSG_OOB, splice) after this long "
+	  "with no tracked socket; the next local connection re-attaches them and stays on "
+	  "TCP itself (default 30; 0: never detach)", 0 },
 	{ "force", OPT_FORCE, NULL, 0,
 	  "accelerate even where the kernel self-test fails a check that can lose, corrupt "
 	  "or hang connections (for kernel developers; never in production)", 0 },
@@ -183,6 +188,15 @@ static error_t run_parse(int key, char *arg, struct argp_state *state)
 				    arg);
 		o->xdp_sample = v;
 		break;
+	case OPT_GUARD_IDLE: {
+		char *end;
+		unsigned long n = strtoul(arg, &end, 10);
+
+		if (!*arg || *end || n > 86400)
+			usage_error(state, "--guard-idle: '%s' is not a number of seconds (0-86400)", arg);
+		o->guard_idle = n;
+		break;
+	}
 	case OPT_SHORT_CONN: {
 		char *end;
 		unsigned long n = strtoul(arg, &end, 10);
@@ -434,6 +448,11 @@ static int do_run(void *opts)
 	}
 	if (dataplane_attach_msg(&rt->dp))
 		goto out;
+	if (arming_start(&rt->arming, &rt->dp.guard, rt->maps.fd[MAP_GUARD_STATE],
+			 rt->maps.fd[MAP_GUARD_WAKEUP], rt->maps.fd[MAP_SOCK_HASH], o->guard_idle)) {
+		pr_warn("arming the guard: %s\n", strerror(errno));
+		goto out;
+	}
 	/* the addresses of the targets' namespaces before any connection
 	 * can be tracked: a peer not among them is never inserted */
 	runtime_refresh_netns(rt, targets, n);
@@ -452,6 +471,7 @@ static int do_run(void *opts)
 	print_ready(rt, o->pin);
 	rc = runtime_serve(rt) ? EXIT_RUNTIME : 0;
 out:
+	arming_stop(&rt->arming);
 	enforcer_stop(&rt->enforcer);
 	free(rt->ns);
 	feed_stop(&rt->feed);
@@ -472,6 +492,7 @@ static struct run_opts run_opts = {
 	.short_conn_msgs = 4,
 	.xdp_sample = 64,
 	.max_unread = 64ULL << 20,
+	.guard_idle = 30,
 	.metrics = true,
 };
 

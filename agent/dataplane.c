@@ -123,6 +123,8 @@ int dataplane_load(struct dataplane *dp, const struct dataplane_params *p)
 	dp->skel->rodata->check_local_addrs = p->check_local_addrs;
 	dp->skel->rodata->selftest_knobs = p->selftest_knobs;
 	dp->skel->rodata->test_claim_delay = p->test_claim_delay;
+	/* with the guard, sockets enter the map only while it is armed */
+	dp->skel->rodata->guards_lazy = p->guard;
 	/* no arena before 6.9: the ring buffer transport (event_emit); the
 	 * arena code is dead then, and libbpf poisons its map loads */
 	dp->events_in_arena = kernel_has_arena();

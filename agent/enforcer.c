@@ -125,7 +125,7 @@ static int by_bytes_desc(const void *a, const void *b)
 void enforcer_tick(struct enforcer *e)
 {
 	struct agent_gauges g = { .unread_limit = e->max_unread, .unread_budget = e->budget,
-				  .local_addrs = e->local_addrs };
+				  .local_addrs = e->local_addrs, .guards_armed = e->guards_armed };
 	static struct unread top[4096];
 	unsigned long long cookie, netns;
 	unsigned int bytes;

@@ -35,6 +35,7 @@ struct enforcer {
 	const struct netns_ref *ns; /* where tracked processes live (runtime's) */
 	size_t n_ns;
 	uint64_t local_addrs;    /* shown in the gauges */
+	uint64_t guards_armed;   /* likewise (guard_arming.c) */
 	/* requests taken from the ring, not yet enforced */
 	struct { uint64_t cookie; uint32_t reason; } pending[256];
 	int n_pending;

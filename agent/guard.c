@@ -56,35 +56,10 @@ static int ensure_tracefs(void)
 
 int guard_attach(struct guard *g, int sock_hash_fd, bool splice)
 {
-	struct bpf_program *tps[] = {
-		g->skel->progs.splice_enter, g->skel->progs.sendto_enter,
-		g->skel->progs.sendmsg_enter, g->skel->progs.sendmmsg_enter,
-		g->skel->progs.sendto_exit, g->skel->progs.sendmsg_exit,
-		g->skel->progs.sendmmsg_exit,
-	};
 	LIBBPF_OPTS(bpf_iter_attach_opts, opts);
 	union bpf_iter_link_info info = {};
-	unsigned int i;
 
-	int err = ensure_tracefs();
-
-	if (err) {
-		pr_warn("the guard's tracepoints need tracefs, and mounting it failed (%s): "
-			"mount -t tracefs nodev /sys/kernel/tracing (in a container: mount the host's)\n",
-			strerror(-err));
-		return err;
-	}
-	/* where splice(2) sees redirected bytes (selftest: splice_read), a
-	 * splicing reader needs nothing */
-	for (i = splice ? 0 : 1; i < sizeof(tps) / sizeof(tps[0]); i++) {
-		g->tracepoints[g->n_tracepoints] = bpf_program__attach(tps[i]);
-		if (!g->tracepoints[g->n_tracepoints]) {
-			pr_warn("attaching %s failed: %s\n", bpf_program__name(tps[i]),
-				strerror(errno));
-			return -errno;
-		}
-		g->n_tracepoints++;
-	}
+	g->splice = splice;
 	g->reset_iter = bpf_program__attach_iter(g->skel->progs.reset_doomed, NULL);
 	if (!g->reset_iter)
 		return -errno;
@@ -93,6 +68,59 @@ int guard_attach(struct guard *g, int sock_hash_fd, bool splice)
 	opts.link_info_len = sizeof(info);
 	g->unread_iter = bpf_program__attach_iter(g->skel->progs.scan_unread, &opts);
 	return g->unread_iter ? 0 : -errno;
+}
+
+int guard_arm(struct guard *g)
+{
+	struct bpf_program *tps[] = {
+		g->skel->progs.splice_enter, g->skel->progs.sendto_enter,
+		g->skel->progs.sendmsg_enter, g->skel->progs.sendmmsg_enter,
+		g->skel->progs.sendto_exit, g->skel->progs.sendmsg_exit,
+		g->skel->progs.sendmmsg_exit,
+	};
+	unsigned int i;
+	int err;
+
+	if (g->n_tracepoints)
+		return 0;
+	err = ensure_tracefs();
+	if (err) {
+		pr_warn("the guard's tracepoints need tracefs, and mounting it failed (%s): "
+			"mount -t tracefs nodev /sys/kernel/tracing (in a container: mount the host's)\n",
+			strerror(-err));
+		return err;
+	}
+	/* where splice(2) sees redirected bytes (selftest: splice_read), a
+	 * splicing reader needs nothing */
+	for (i = g->splice ? 0 : 1; i < sizeof(tps) / sizeof(tps[0]); i++) {
+		g->tracepoints[g->n_tracepoints] = bpf_program__attach(tps[i]);
+		if (!g->tracepoints[g->n_tracepoints]) {
+			err = -errno;
+			pr_warn("attaching %s failed: %s\n", bpf_program__name(tps[i]),
+				strerror(-err));
+			guard_disarm(g);
+			return err;
+		}
+		g->n_tracepoints++;
+	}
+	return 0;
+}
+
+void guard_disarm(struct guard *g)
+{
+	int fd = bpf_map__fd(g->skel->maps.oob_senders);
+	__u64 key, zero64 = 0;
+	__u32 zero = 0;
+	int i;
+
+	for (i = 0; i < g->n_tracepoints; i++)
+		bpf_link__destroy(g->tracepoints[i]);
+	g->n_tracepoints = 0;
+	/* a sender between its enter and exit tracepoints stays marked:
+	 * forget them all (no socket is in the map, nothing reads them) */
+	while (!bpf_map_get_next_key(fd, NULL, &key))
+		bpf_map_delete_elem(fd, &key);
+	bpf_map_update_elem(bpf_map__fd(g->skel->maps.oob_count), &zero, &zero64, BPF_ANY);
 }
 
 struct bpf_link *guard_attach_cgroup(struct guard *g, int cg_fd)

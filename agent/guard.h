@@ -19,8 +19,9 @@ struct bpf_program;
 
 struct guard {
 	struct guard_bpf *skel;
-	struct bpf_link *tracepoints[8];
+	struct bpf_link *tracepoints[8]; /* while armed (guard_arming.c) */
 	int n_tracepoints;
+	bool splice;                     /* splice's tracepoint too */
 	struct bpf_link *reset_iter;  /* iter/tcp: reset_doomed */
 	struct bpf_link *unread_iter; /* iter/sockmap over sock_hash: scan_unread */
 };
@@ -28,9 +29,12 @@ struct guard {
 /* Open and load, sharing every map of the same name with the data plane's
  * object (accel_maps.h).  0 or -errno. */
 int guard_load(struct guard *g, const struct bpf_object *dataplane);
-/* The tracepoints (splice unless splice is false, MSG_OOB sends) and the
- * iterators: host-wide, they stop with the agent. */
+/* The iterators; splice: guard_arm attaches splice's tracepoint too. */
 int guard_attach(struct guard *g, int sock_hash_fd, bool splice);
+/* The syscall tracepoints (MSG_OOB sends, splice): attach, or detach and
+ * forget the senders they marked.  guard_arming.c decides when. */
+int guard_arm(struct guard *g);
+void guard_disarm(struct guard *g);
 /* setsockopt(TCP_ULP) refusal on a cgroup: a bpf_link, NULL + errno. */
 struct bpf_link *guard_attach_cgroup(struct guard *g, int cg_fd);
 /* The program guard_attach_cgroup attaches (to adopt a pinned link). */

@@ -19,7 +19,9 @@
 	X(MAP_CONN_ARENA, conn_arena)         \
 	X(MAP_GAUGES, agent_gauges)           \
 	X(MAP_LOCAL_ADDRS, local_addrs)       \
-	X(MAP_RESETS, reset_requests)
+	X(MAP_RESETS, reset_requests)         \
+	X(MAP_GUARD_STATE, guard_state)       \
+	X(MAP_GUARD_WAKEUP, guard_wakeup)
 #define OBSERVER_MAPS(X)                      \
 	X(MAP_PKT_ARENA, pkt_arena)           \
 	X(MAP_SRC_STATS, src_stats)

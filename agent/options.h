@@ -35,6 +35,7 @@ struct run_opts {
 	unsigned int xdp_sample;      /* 1 frame in N into the event ring; 0: none */
 	uint64_t max_unread;          /* per reader, bytes (--max-unread) */
 	uint64_t unread_budget;       /* host-wide, bytes; 0: from tcp_mem */
+	unsigned int guard_idle;      /* s of no tracked socket before the guard idles; 0: never */
 	bool metrics;                 /* serve /metrics (--metrics off: no) */
 	struct sockaddr_storage metrics_addr;
 	socklen_t metrics_addr_len;

@@ -214,6 +214,8 @@ static void tick(struct runtime *rt, uint64_t n)
 	if (observer_running(&rt->xdp))
 		topk_tick(&rt->topk, rt->maps.fd[MAP_SRC_STATS]);
 	runtime_refresh_netns(rt, NULL, 0);
+	arming_tick(&rt->arming);
+	rt->enforcer.guards_armed = rt->arming.armed;
 	enforcer_tick(&rt->enforcer);
 	ticks += n;
 	check_targets(rt);
@@ -252,7 +254,7 @@ static int timer(time_t first_sec, time_t every_sec)
  * -v summary timer. */
 int runtime_serve(struct runtime *rt)
 {
-	int ep, sfd, tick_fd, sum_fd = -1, wake_fd, http_fd, reset_fd, ret = 0;
+	int ep, sfd, tick_fd, sum_fd = -1, wake_fd, http_fd, reset_fd, arm_fd, ret = 0;
 	struct signalfd_siginfo si;
 	struct epoll_event got;
 	uint64_t ticks;
@@ -272,7 +274,9 @@ int runtime_serve(struct runtime *rt)
 	wake_fd = feed_epoll_fd(&rt->feed);
 	http_fd = rt->metrics.daemon ? rt->metrics.epoll_fd : -1;
 	reset_fd = enforcer_epoll_fd(&rt->enforcer);
+	arm_fd = arming_epoll_fd(&rt->arming);
 	watch(ep, reset_fd);
+	watch(ep, arm_fd);
 	watch(ep, sfd);
 	watch(ep, tick_fd);
 	watch(ep, sum_fd);
@@ -294,6 +298,8 @@ int runtime_serve(struct runtime *rt)
 			metrics_serve(&rt->metrics);
 		} else if (got.data.fd == reset_fd) {
 			enforcer_on_requests(&rt->enforcer);
+		} else if (got.data.fd == arm_fd) {
+			arming_on_wakeup(&rt->arming);
 		} else if (got.data.fd == wake_fd) {
 			feed_on_wakeup(&rt->feed);
 		} else if (got.data.fd == http_fd) {

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include "dataplane.h"
 #include "enforcer.h"
+#include "guard_arming.h"
 #include "event_feed.h"
 #include "k8s.h"
 #include "maps.h"
@@ -23,6 +24,7 @@
 struct runtime {
 	struct dataplane dp;
 	struct enforcer enforcer;
+	struct guard_arming arming; /* when the guard's tracepoints are attached */
 	struct netns_ref *ns;     /* namespaces of tracked processes */
 	size_t n_ns;
 	struct xdp_observer xdp;

@@ -461,7 +461,10 @@ def cmd_report(out, meta_path):
             md.append("- remote profiles: wrk and the upstream nginx in another network namespace behind "
                       "a veth pair (%s), both in the root cgroup, which the agent never follows: they play "
                       "remote hosts and nothing can be accelerated; the proxy in its own cgroup, the agent "
-                      "attached to it with following on. These runs measure what the agent costs"
+                      "attached to it with following on. These runs measure what the agent costs in its "
+                      "steady state there: started with --guard-idle 1, each block begins once its guard "
+                      "is idle (syscall tracepoints detached, as after 30 s without a local connection "
+                      "by default)"
                       % (meta.get("remote_net") or "veth"))
         if meta.get("other_agents"):
             md.append("- %d other ngx-sockmap agent(s) ran on this host (other run dirs and cgroups)"

@@ -82,6 +82,22 @@ struct {
 	__type(value, struct accel_config);
 } accel_config SEC(".maps");
 
+/* 1: insert sockets only while the agent says the guard's tracepoints are
+ * attached (struct guard_state).  0 (the self-test's instance): always. */
+const volatile __u32 guards_lazy = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct guard_state);
+} guard_state SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} guard_wakeup SEC(".maps");
+
 /* Addresses of the network namespaces where tracked processes live. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -378,6 +394,26 @@ static __always_inline void dest_note(const struct sock_key *key, bool paired)
 		bpf_map_update_elem(&dest_profiles, &dk, &init, BPF_NOEXIST);
 }
 
+/* May a socket enter the SOCKHASH now?  While the guard is idle: no, and
+ * the first socket that asked wakes the agent, which attaches the
+ * tracepoints and then arms (so every socket in the map is guarded). */
+static __always_inline bool guards_armed(void)
+{
+	struct guard_state *gs;
+	__u32 zero = 0, one = 1;
+
+	if (!guards_lazy)
+		return true;
+	gs = bpf_map_lookup_elem(&guard_state, &zero);
+	if (!gs)
+		return false;
+	if (gs->armed)
+		return true;
+	if (!__sync_val_compare_and_swap(&gs->wanted, 0, 1))
+		bpf_ringbuf_output(&guard_wakeup, &one, sizeof(one), 0);
+	return false;
+}
+
 /*
  * Begin this life of the socket: fresh state, inserted into the SOCKHASH
  * under {cookie, own ISN + 1}.  A socket reused with connect(AF_UNSPEC)
@@ -410,6 +446,10 @@ static __always_inline struct sock_state *life_begin(struct bpf_sock_ops *skops,
 	}
 	__builtin_memset(st, 0, sizeof(*st));
 	st->life = life;
+	if (!guards_armed()) {
+		STAT_ADD(fallbacks[FB_ARMING], 1);
+		return NULL;
+	}
 	st->cookie = bpf_get_socket_cookie(skops);
 	st->self.cookie = st->cookie;
 	st->self.isn = skops->snd_nxt;

@@ -32,7 +32,8 @@
 	X(FB_UNPROVEN, "unproven")       /* 4-tuple matched, ISNs or nonce did not */ \
 	X(FB_REPAIR, "repair")           /* established without a handshake */       \
 	X(FB_ULP, "ulp")                 /* the socket has a ULP (kTLS, ...) */      \
-	X(FB_HAZARD, "hazard")           /* its port showed a hazard before */
+	X(FB_HAZARD, "hazard")           /* its port showed a hazard before */  \
+	X(FB_ARMING, "arming")           /* guards idle: woken, next one pairs */
 
 enum fallback_reason { FALLBACK_REASONS(NAMES_ENUM) FB__MAX };
 
@@ -223,6 +224,18 @@ struct accel_config {
 	__u32 test_force_tcp; /* self-test only: every send takes TCP */
 };
 
+/*
+ * The guard's syscall tracepoints (MSG_OOB, splice) tax every syscall of
+ * every process on the host while attached, so the agent attaches them
+ * only while sockets are tracked (agent/guard_arming.c).  A socket enters
+ * the SOCKHASH only while armed; otherwise its connection stays on TCP and
+ * the first such one wakes the agent (guard_wakeup ring buffer).
+ */
+struct guard_state {
+	__u32 armed;  /* written by the agent: the tracepoints are attached */
+	__u32 wanted; /* 0 -> 1 by the data plane: a socket wanted in */
+};
+
 /* A connection the data plane (or the guard) wants ended: the agent's
  * enforcer resets both ends (reset_requests ring buffer). */
 struct reset_request {
@@ -247,6 +260,7 @@ struct agent_gauges {
 	__u64 unread_limit;     /* --max-unread, per socket */
 	__u64 unread_budget;    /* host-wide */
 	__u64 local_addrs;      /* addresses of tracked namespaces known */
+	__u64 guards_armed;     /* 1: the guard's tracepoints are attached */
 };
 
 #define ACCEL_MAX_SOCKETS 131072

@@ -3,10 +3,13 @@
 # Proves the two ways `run` ends.  Without --pin, SIGTERM: exit 0, nothing
 # left attached to the cgroups (bpftool), no files in /sys/fs/bpf/ngx-sockmap,
 # and a keep-alive connection paired under the agent keeps answering
-# byte-exact.  With --pin, SIGTERM: exit 0, the programs stay attached and a
-# connection made after the agent is gone is still redirected (its own
-# tcpi_bytes_received stays far below the body it read: redirected bytes
-# bypass the TCP receive path); then `ngx-sockmap detach` exits 0, leaves
+# byte-exact.  With --pin, SIGTERM: exit 0, the programs stay attached,
+# connections paired under the agent stay redirected (their own
+# tcpi_bytes_received stays far below the body they read: redirected bytes
+# bypass the TCP receive path), and a connection made after the agent is
+# gone is not paired, byte-exact through TCP: the guard's tracepoints left
+# with the agent, and nothing enters the map unguarded (fallbacks.arming);
+# then `ngx-sockmap detach` exits 0, leaves
 # nothing attached and removes the pin directory, and live connections,
 # paired or not, keep answering byte-exact.
 . "$(dirname "$0")/../lib/common.sh"
@@ -71,8 +74,12 @@ if m0=$(stat_get redirected_msgs 2>/dev/null); then :; else m0=; fi
 
 ka open b2 || fail "new connection after the pinning agent exited: $KA_REPLY"
 ka_get b2 /1m.bin "connection made after the pinning agent exited answers byte-exact"
-assert_redirected b2 "connection made after the pinning agent exited is redirected"
+ka rcvd b2 || fail "tcp_info of b2: $KA_REPLY"
+[ "${KA_REPLY#ok }" -ge $((MIB / 2)) ] ||
+	fail_diag "connection made after the pinning agent exited was redirected without the guard (TCP received ${KA_REPLY#ok } bytes of 1 MiB)"
+ok "connection made after the pinning agent exited is not paired: TCP carried it (${KA_REPLY#ok } bytes)"
 ka_get b1 /1m.bin "connection paired under the pinning agent still answers"
+assert_redirected b1 "connection paired under the pinning agent is still redirected"
 if [ -n "$m0" ] && m1=$(stat_get redirected_msgs 2>/dev/null); then
 	assert_ge $((m1 - m0)) 1 "status reads the pinned counters: redirected_msgs moved"
 else

@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <errno.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "accel.h"
+#include "bpfutil.h"
+#include "guard.h"
+#include "guard_arming.h"
+#include "log.h"
+
+static time_t now_sec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec;
+}
+
+static int write_state(const struct guard_arming *a, bool armed)
+{
+	struct guard_state gs = { .armed = armed };
+	__u32 zero = 0;
+
+	return bpf_map_update_elem(a->state_fd, &zero, &gs, BPF_ANY) ? -errno : 0;
+}
+
+static bool sock_hash_empty(const struct guard_arming *a)
+{
+	struct sock_id key;
+
+	return bpf_map_get_next_key(a->sock_hash_fd, NULL, &key) && errno == ENOENT;
+}
+
+static int arm(struct guard_arming *a)
+{
+	int err;
+
+	if (a->armed)
+		return write_state(a, true); /* clears a late 'wanted' */
+	/* the tracepoints before the data plane may insert anything */
+	err = guard_arm(a->guard);
+	if (err) {
+		pr_warn("attaching the guard's tracepoints failed (%s): local connections stay on TCP\n",
+			strerror(-err));
+		return err;
+	}
+	err = write_state(a, true);
+	if (err) {
+		guard_disarm(a->guard);
+		return err;
+	}
+	a->armed = true;
+	a->empty_since = 0;
+	return 0;
+}
+
+/* The record says nothing more than "wanted": guard_state has it. */
+static int take_wakeup(void *ctx, void *data, size_t size)
+{
+	(void)ctx, (void)data, (void)size;
+	return 0;
+}
+
+int arming_start(struct guard_arming *a, struct guard *g, int state_fd, int wakeup_fd,
+		 int sock_hash_fd, unsigned int idle_sec)
+{
+	int err;
+
+	memset(a, 0, sizeof(*a));
+	a->guard = g;
+	a->state_fd = state_fd;
+	a->sock_hash_fd = sock_hash_fd;
+	a->idle_sec = idle_sec;
+	err = arm(a);
+	if (err)
+		return err;
+	a->rb = ring_buffer__new(wakeup_fd, take_wakeup, NULL, NULL);
+	return a->rb ? 0 : -errno;
+}
+
+int arming_epoll_fd(const struct guard_arming *a)
+{
+	return a->rb ? ring_buffer__epoll_fd(a->rb) : -1;
+}
+
+void arming_on_wakeup(struct guard_arming *a)
+{
+	ring_buffer__consume(a->rb);
+	if (a->armed)
+		return;
+	if (!arm(a)) {
+		a->arms++;
+		pr_info("guard armed: a local connection wanted in\n");
+	}
+}
+
+static void disarm(struct guard_arming *a)
+{
+	int err;
+
+	if (write_state(a, false))
+		return;
+	/* a sock_ops program that read armed = 1 before the write may still
+	 * be inserting: wait for every running one (they are non-sleepable,
+	 * kernel/bpf/syscall.c maybe_wait_bpf_programs) */
+	err = bpf_wait_programs();
+	if (err || !sock_hash_empty(a)) {
+		if (err)
+			pr_warn("waiting for running BPF programs failed (%s): guard stays armed\n",
+				strerror(-err));
+		write_state(a, true);
+		a->empty_since = 0;
+		return;
+	}
+	guard_disarm(a->guard);
+	a->armed = false;
+	pr_info("guard idle: no tracked socket for %u s, syscall tracepoints detached\n",
+		a->idle_sec);
+}
+
+void arming_tick(struct guard_arming *a)
+{
+	time_t now = now_sec();
+
+	if (!a->rb)
+		return;
+	if (!a->armed) {
+		struct guard_state gs;
+		__u32 zero = 0;
+
+		/* a wake-up the ring dropped */
+		if (!bpf_map_lookup_elem(a->state_fd, &zero, &gs) && gs.wanted)
+			arming_on_wakeup(a);
+		return;
+	}
+	if (!a->idle_sec)
+		return;
+	if (!sock_hash_empty(a)) {
+		a->empty_since = 0;
+		return;
+	}
+	if (!a->empty_since)
+		a->empty_since = now;
+	else if (now - a->empty_since >= (time_t)a->idle_sec)
+		disarm(a);
+}
+
+void arming_stop(struct guard_arming *a)
+{
+	if (!a->rb)
+		return;
+	write_state(a, false);
+	ring_buffer__free(a->rb);
+	a->rb = NULL;
+}
