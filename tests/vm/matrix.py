@@ -181,7 +181,9 @@ def main():
             "debian_version": ver[-1] if ver else None,
             "version": facts.get("version"),
             "boot_s": boot.get("boot_s"), "wall_s": boot.get("wall_s"),
-            "selftest_s": overall.get("secs"), "facts": facts,
+            "selftest_s": overall.get("secs"),
+            "facts_s": float(read(os.path.join(d, "facts.secs")) or 0) or None,
+            "facts": facts,
         })
     rows += check_rows + test_rows
     ids = [k["id"] for k in kernels]
