@@ -15,6 +15,7 @@ if [ -n "$missing" ]; then
 	echo "vm-deps: installing$missing"
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -qq
+	# shellcheck disable=SC2086 # a list of names
 	apt-get install -y -qq --no-install-recommends $missing >/dev/null
 fi
 # The C virtiofsd left QEMU with 8.0; a newer QEMU needs the separate

@@ -29,10 +29,12 @@ now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f\n", b - a }'; }
 
 echo "== facts"
+t0=$(now)
 python3 tests/vm/facts.py ${config:+--config "$config"} >"$out/facts.json" 2>"$out/facts.err"
 python3 -c 'import json,sys; f=json.load(open(sys.argv[1])); print(" ".join(
 	"%s=%s" % (k, f[k]) for k in ("arena_map", "bpf_sock_destroy_btf",
 	"sk_psock_msg_tot_len", "tcp_bpf_ioctl_kallsyms", "tls_module_loads")))' "$out/facts.json"
+secs "$t0" "$(now)" >"$out/facts.secs"
 
 echo "== selftest"
 export NGX_SOCKMAP_RUN_DIR=${NGX_SOCKMAP_RUN_DIR:-/run/ngx-sockmap-vmtest}

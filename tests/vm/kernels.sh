@@ -91,7 +91,7 @@ fetch() {
 	if [ ${#want[@]} -gt 0 ]; then
 		echo "kernels: downloading ${want[*]}" >&2
 		# -o APT::Sandbox::User=root: build/ is root's; _apt could not write there
-		if ! (cd "$DEBS" && apt-get -q -o APT::Sandbox::User=root download "${want[@]}" >/dev/null); then
+		if ! (cd "$DEBS" && timeout 900 apt-get -q -o APT::Sandbox::User=root download "${want[@]}" >/dev/null); then
 			[ -s "$LIST" ] || return 1
 			echo "kernels: download failed; using the kernels fetched before ($LIST)" >&2
 			out=$(cat "$LIST")

@@ -158,6 +158,12 @@ def main():
         elif meta["role"] != "host" and boot.get("job_exit") is None:
             err = read(os.path.join(d, "init-error"), "").strip()
             vm_note = " (VM did not run the job%s)" % (": " + err if err else "")
+        if meta["role"] != "host":
+            # a guest kernel that crashed says so on the console
+            con = read(os.path.join(d, "console.log"), "")
+            crash = re.findall(r"(Kernel panic - not syncing: .*|BUG: .*|Oops: .*)", con)
+            if crash:
+                vm_note += " (guest kernel: %s)" % crash[0].strip()
         overall, checks, no_checks = selftest_cells(d, vm_note)
         cells.setdefault("selftest", {})[kid] = overall
         for c, v in checks.items():
@@ -181,7 +187,9 @@ def main():
             "debian_version": ver[-1] if ver else None,
             "version": facts.get("version"),
             "boot_s": boot.get("boot_s"), "wall_s": boot.get("wall_s"),
-            "selftest_s": overall.get("secs"), "facts": facts,
+            "selftest_s": overall.get("secs"),
+            "facts_s": float(read(os.path.join(d, "facts.secs")) or 0) or None,
+            "facts": facts,
         })
     rows += check_rows + test_rows
     ids = [k["id"] for k in kernels]
