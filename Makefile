@@ -3,7 +3,7 @@
 
 .DELETE_ON_ERROR:
 .PHONY: all deps test tools demo bench bench-maps compose-bench clean check-tools \
-	vmtest vmtest-quick
+	vmtest vmtest-quick kernels-doc
 
 BUILD    := build
 CLANG    ?= clang-19
@@ -120,6 +120,14 @@ vmtest: all tools
 vmtest-quick: all tools
 	./scripts/vm-deps.sh
 	NGX_SOCKMAP_VM_SMP=1 ./tests/vm/run --quick --jobs 2 $(VMTEST_ARGS)
+
+# docs/kernels.md: the hand-written part up to its "<!-- matrix -->" line,
+# then the matrix of the last `make vmtest` (build/vmtest/matrix.md).
+kernels-doc:
+	@test -s build/vmtest/matrix.md || { echo "no build/vmtest/matrix.md: run 'sudo make vmtest' first"; exit 1; }
+	sed '/^<!-- matrix -->$$/q' docs/kernels.md >docs/kernels.md.new
+	sed '1,2d' build/vmtest/matrix.md >>docs/kernels.md.new
+	mv docs/kernels.md.new docs/kernels.md
 
 demo: deps
 	$(MAKE) all tools
