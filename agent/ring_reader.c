@@ -7,7 +7,7 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include "accel.h"     /* fallback_names */
+#include "accel.h"     /* fallback_names, reset_names */
 #include "netaddr.h"
 #include "ring_reader.h"
 #include "telemetry.h" /* frame_kind_names */
@@ -114,6 +114,12 @@ void ring_event_str(const struct ring_event *ev, char *buf, size_t len)
 		snprintf(buf, len, "fallback port %-5u sk %llu: %s", ev->conn.service_port,
 			 (unsigned long long)ev->conn.cookie,
 			 ev->conn.reason < FB__MAX ? fallback_names[ev->conn.reason] : "?");
+		break;
+	case EV_RESET:
+		snprintf(buf, len, "reset    port %-5u sk %llu <-> %llu: %s", ev->conn.service_port,
+			 (unsigned long long)ev->conn.cookie,
+			 (unsigned long long)ev->conn.peer_cookie,
+			 ev->conn.reason < RS__MAX ? reset_names[ev->conn.reason] : "?");
 		break;
 	case EV_CLOSED:
 		snprintf(buf, len, "closed   port %-5u sk %llu: %llu B redirected, %u sends",

@@ -791,8 +791,8 @@ static __always_inline void active_first_packet(struct bpf_sock_ops *skops)
  * arrived, as with TCP.  So: no error and not fully shut down is a
  * disconnect, and the socket leaves the SOCKHASH now, which purges the old
  * life's redirected bytes (net/ipv4/tcp.c tcp_disconnect,
- * net/core/skmsg.c sk_psock_drop).  What this misses, life_begin() catches
- * at the next ESTABLISHED.
+ * net/core/skmsg.c sk_psock_drop).  What this misses, end_stale_life()
+ * catches at the next ACTIVE_ESTABLISHED, tracked or not.
  */
 static __always_inline bool is_disconnect(struct bpf_sock *sk)
 {
@@ -841,11 +841,39 @@ static __always_inline void track_closed(struct bpf_sock_ops *skops)
 	st->flags &= ~(SS_TRACKED | SS_ENDPOINT);
 }
 
+/*
+ * An active end connecting again (connect(AF_UNSPEC), then connect) whose
+ * old life is still in the SOCKHASH (track_closed took that disconnect for
+ * a close: the app had shut both directions down first) leaves it here,
+ * whether or not its new life will be tracked: deleting purges the old
+ * life's unread redirected bytes, as tcp_disconnect() purged its receive
+ * queue, and takes the psock away, so no send of the new life can reach
+ * the old peer.  Not a second run for the same life (nested cgroups).
+ */
+static __always_inline void end_stale_life(struct bpf_sock_ops *skops)
+{
+	__u64 life = ((__u64)skops->snd_nxt << 32) | skops->rcv_nxt;
+	struct bpf_sock *sk = skops->sk;
+	struct sock_state *st;
+	struct sock_id self;
+
+	if (!sk)
+		return;
+	st = bpf_sk_storage_get(&sk_state, sk, 0, 0);
+	if (!st || !(st->flags & SS_IN_MAP) || st->life == life)
+		return;
+	self = st->self;
+	bpf_map_delete_elem(&sock_hash, &self);
+	st->flags = 0;
+	STAT_ADD(reused, 1);
+}
+
 SEC("sockops")
 int sockops_track(struct bpf_sock_ops *skops)
 {
 	switch (skops->op) {
 	case BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB:
+		end_stale_life(skops);
 		track_active(skops);
 		break;
 	case BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB:
@@ -914,6 +942,7 @@ static __always_inline int doom(struct sock_state *st, struct sk_msg_md *msg,
 	st->doom_reason = why;
 	port_learn_hazard(st->service_port, why);
 	request_reset(st->cookie, bpf_get_netns_cookie(msg), why);
+	emit_conn(EV_RESET, st->cookie, st->peer.cookie, st->service_port, why, 0, 0);
 	return SK_DROP;
 }
 

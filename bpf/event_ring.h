@@ -66,7 +66,9 @@
 	X(EV_FALLBACK, "fallback") /* a tracked socket left or never got the    \
 				    * redirect path (conn.reason) */            \
 	X(EV_CLOSED, "closed")     /* a tracked socket closed (conn.bytes:      \
-				    * redirected by it) */
+				    * redirected by it) */                      \
+	X(EV_RESET, "reset")       /* the data plane asked for the connection   \
+				    * to be ended (conn.reason: reset_reason) */
 
 enum ring_event_kind { RING_EVENT_KINDS(NAMES_ENUM) EV__MAX };
 
@@ -93,7 +95,7 @@ struct ring_event {
 			__u64 bytes;       /* EV_CLOSED: bytes it redirected */
 			__u32 msgs;        /* EV_CLOSED: sends it made */
 			__u16 service_port;
-			__u8 reason;       /* EV_FALLBACK: enum fallback_reason */
+			__u8 reason;       /* EV_FALLBACK: fallback_reason; EV_RESET: reset_reason */
 			__u8 _pad;
 		} conn;
 	};

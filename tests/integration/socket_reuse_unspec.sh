@@ -95,6 +95,27 @@ for b in tracked untracked; do
 		"(plain TCP: $(jget $R/A.json end))" ;;
 	esac
 done
+# The same after shutdown(SHUT_RDWR) (the disconnect then looks like a
+# close to the data plane: sk_shutdown is full) and with the agent paused
+# before the reconnect, so the new connection is not tracked at all: the
+# old life must still be gone (no send of the new life may be redirected
+# to A).  Reference: plain TCP with the same sequence.
+agent_stop || fail "agent did not exit 0 on SIGTERM"
+export REUSE_SHUTDOWN=1
+scenario ref_shut "$CBU"
+R=$TMP/ref_shut
+agent_start -c "$CA" -c "$CC" -c "$CBT"
+export REUSE_HOOK="'$AGENT' pause >/dev/null"
+scenario shut_paused "$CBT"
+unset REUSE_HOOK REUSE_SHUTDOWN
+"$AGENT" resume >/dev/null
+D=$TMP/shut_paused
+assert_eq "$(jget $D/A.json got)" "$(jget $R/A.json got)" \
+	"shutdown + disconnect, reconnect while paused: A received nothing of C's new connection"
+assert_eq "$(jget $D/client.json letters)" "$(jget $R/client.json letters)" \
+	"shutdown + disconnect, reconnect while paused: C read what plain TCP gives"
+assert_eq "$(jget $D/B.json letters)" "$(jget $R/B.json letters)" \
+	"shutdown + disconnect, reconnect while paused: B received exactly C's bytes"
 log "fallbacks: $(fallbacks)"
 agent_stop || fail "agent did not exit 0 on SIGTERM"
 ok "agent exited cleanly"

@@ -29,7 +29,8 @@ else
 	# run it anyway: what the sender gets away with is the failure
 	log "this build's 'run' has no --max-unread: running without it"
 fi
-agent_start "${args[@]}"
+METRICS=127.0.0.1:18339
+agent_start "${args[@]}" --metrics $METRICS
 
 jget() {
 	python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' \
@@ -84,6 +85,8 @@ assert_eq "$(jget "$D/reader.json" end)" reset "the reader saw its connection re
 [ "$r0" = missing ] && fail "status --json has no resets.slow_reader"
 st r1 resets.slow_reader
 assert_eq $((r1 - r0)) 1 "resets.slow_reader counted the one connection"
+ev=$(curl -s "http://$METRICS/metrics" | sed -n 's/^ngx_sockmap_ring_events_total{kind="reset"} //p')
+assert_eq "${ev:-none}" 1 "the reset went into the event ring (ring_events_total{kind=reset})"
 
 tk_ok other_s "the bystander's server got every byte"
 tk_ok other_c "the bystander's client got every byte back, no error"

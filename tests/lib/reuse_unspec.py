@@ -27,6 +27,7 @@ import json
 import os
 import socket
 import struct
+import subprocess
 import sys
 import termios
 import time
@@ -133,7 +134,11 @@ def client(port_a, port_b, na, nc, d):
             break
         time.sleep(0.01)
     res = {"queued_before_disconnect": q}
+    if os.environ.get("REUSE_SHUTDOWN"):
+        s.shutdown(socket.SHUT_RDWR)  # a FIN first: sk_shutdown is full at the disconnect
     disconnect(s)
+    if os.environ.get("REUSE_HOOK"):
+        subprocess.run(os.environ["REUSE_HOOK"], shell=True, check=False)
     res["fionread_after_disconnect"] = fionread(s)
     s.settimeout(5)
     s.connect(("127.0.0.1", port_b))
