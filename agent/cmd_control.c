@@ -82,7 +82,7 @@ const struct command cmd_status = {
 
 /* ---- pause / resume ---- */
 
-static int set_paused(bool paused)
+static int set_paused(bool paused, bool force)
 {
 	struct agent_info info;
 	struct agent_maps m;
@@ -93,6 +93,14 @@ static int set_paused(bool paused)
 		return EXIT_RUNTIME;
 	if (state_open(&m, &info, err, sizeof(err))) {
 		pr_warn("%s\n", err);
+		return EXIT_RUNTIME;
+	}
+	/* the self-test's pause is the fail-closed verdict: lifting it is
+	 * what `run --force` does, so it takes the same word */
+	if (!paused && info.selftest_blocked && !force) {
+		state_close(&m);
+		pr_warn("paused by the self-test (%s): this kernel can lose, corrupt or hang "
+			"connections; 'resume --force' accelerates anyway\n", info.selftest_error);
 		return EXIT_RUNTIME;
 	}
 	ret = dataplane_set_paused(m.fd[MAP_CONFIG], paused);
@@ -109,13 +117,35 @@ static int set_paused(bool paused)
 static int do_pause(void *opts)
 {
 	(void)opts;
-	return set_paused(true);
+	return set_paused(true, false);
 }
+
+struct resume_opts {
+	bool force;
+};
+
+static error_t resume_parse(int key, char *arg, struct argp_state *state)
+{
+	struct resume_opts *o = state->input;
+
+	if (key != 'f')
+		return cli_parse_common(key, arg, state);
+	o->force = true;
+	return 0;
+}
+
+static const struct argp_option resume_options[] = {
+	{ "force", 'f', NULL, 0,
+	  "also lift a pause the start-up self-test imposed (a critical check failed: "
+	  "for kernel developers; never in production)", 0 },
+	{ 0 },
+};
+
+static struct resume_opts resume_opts;
 
 static int do_resume(void *opts)
 {
-	(void)opts;
-	return set_paused(false);
+	return set_paused(false, ((struct resume_opts *)opts)->force);
 }
 
 const struct command cmd_pause = {
@@ -131,7 +161,12 @@ const struct command cmd_pause = {
 const struct command cmd_resume = {
 	.name = "resume",
 	.summary = "redirect new connections again",
-	.doc = "Accelerate again: connections established from now on.",
+	.doc = "Accelerate again: connections established from now on. A pause the "
+	       "start-up self-test imposed (a critical check failed on this kernel) is "
+	       "lifted only with --force.",
+	.options = resume_options,
+	.parse = resume_parse,
+	.opts = &resume_opts,
 	.handler = do_resume,
 };
 

@@ -260,6 +260,7 @@ static void run_selftest(const char *mnt, bool force, struct agent_info *info,
 
 		snprintf(l->name, sizeof(l->name), "%s", ck->name);
 		snprintf(l->result, sizeof(l->result), "%s", selftest_result_name(ck->result));
+		l->critical = ck->critical;
 		snprintf(l->detail, sizeof(l->detail), "%s",
 			 ck->result == ST_FAIL && ck->detail[0] ? ck->detail : ck->what);
 		if (ck->result == ST_FAIL)

@@ -43,8 +43,11 @@ const struct command cmd_selftest = {
 	.name = "selftest",
 	.summary = "check this kernel's redirect path (also run by `run`)",
 	.doc = "Exercise the redirect path of this kernel in a private cgroup with a private "
-	       "copy of the data plane: ordering, large messages, half-close, FIONREAD, "
-	       "blocking reads after the peer's shutdown, the slow-reader bound. Exit 1 if a "
-	       "check that can corrupt data fails ('run' then stays paused).",
+	       "copy of the data plane: ordering, large messages, half-close, FIONREAD (of "
+	       "redirected and of TCP bytes), the kernel's count of unread redirected bytes, "
+	       "resets from BPF (bpf_sock_destroy), blocking reads after the peer's shutdown, "
+	       "the slow-reader bound, splice(2) readers. Exit 1 if a critical check fails: "
+	       "one that can lose, corrupt, reorder or hang connections ('run' then stays "
+	       "paused).",
 	.handler = do_selftest,
 };

@@ -5,7 +5,8 @@
  * They watch every send*() and splice() of every process on the host (a
  * syscall tracepoint can't be limited to a cgroup), and while one is
  * enabled every syscall of every task takes the kernel's slow entry path:
- * about 400 ns more per send+recv pair measured here (docs/DESIGN.md).
+ * about 400 ns more per send+recv pair measured here (docs/DESIGN.md,
+ * "Guard arming").
  * Where nothing is local that is a cost with no use, so:
  *
  *   - armed at start (the first local connections pair at once);

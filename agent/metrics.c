@@ -150,10 +150,12 @@ void metrics_render(FILE *o, const struct metrics_src *src)
 		counters_print_prometheus(o, &c);
 	if (info->n_selftest) {
 		help(o, "ngx_sockmap_selftest_passed", "gauge",
-		     "Kernel self-test at start-up: 1 passed, 0 failed or skipped.");
+		     "Kernel self-test at start-up: 1 passed, 0 failed or skipped; "
+		     "critical: a failure keeps the data plane paused.");
 		for (i = 0; i < info->n_selftest; i++)
-			fprintf(o, "ngx_sockmap_selftest_passed{check=\"%s\"} %d\n",
-				info->selftest[i].name, !strcmp(info->selftest[i].result, "pass"));
+			fprintf(o, "ngx_sockmap_selftest_passed{check=\"%s\",critical=\"%s\"} %d\n",
+				info->selftest[i].name, info->selftest[i].critical ? "true" : "false",
+				!strcmp(info->selftest[i].result, "pass"));
 	}
 	help(o, "ngx_sockmap_cgroups", "gauge", "cgroups the data plane is attached to.");
 	fprintf(o, "ngx_sockmap_cgroups %d\n", info->n_cgroups);

@@ -90,6 +90,8 @@ static json_object *info_to_json(const struct agent_info *info, const struct age
 		add_str(o, "name", info->selftest[i].name);
 		add_str(o, "result", info->selftest[i].result);
 		add_str(o, "detail", info->selftest[i].detail);
+		json_object_object_add(o, "critical",
+				       json_object_new_boolean(info->selftest[i].critical));
 		json_object_array_add(a, o);
 	}
 	json_object_object_add(root, "selftest", a);
@@ -191,6 +193,7 @@ static void info_from_json(json_object *root, struct agent_info *info)
 		copy_str(l->name, sizeof(l->name), o, "name");
 		copy_str(l->result, sizeof(l->result), o, "result");
 		copy_str(l->detail, sizeof(l->detail), o, "detail");
+		l->critical = json_object_get_boolean(get(o, "critical"));
 	}
 	a = get(root, "rings");
 	for (i = 0; i < RING__MAX && i < json_object_array_length(a); i++) {

@@ -22,6 +22,7 @@
 struct selftest_line {
 	char name[24];
 	char result[8];       /* pass, FAIL, skip */
+	bool critical;        /* a failure keeps the data plane paused */
 	char detail[96];
 };
 

@@ -62,6 +62,8 @@ json_object *status_to_json(const struct counters *c, const struct agent_info *i
 		json_object_object_add(ck, "result", json_str(info->selftest[i].result[0] == 'F'
 								       ? "fail" : info->selftest[i].result));
 		json_object_object_add(ck, "detail", json_str(info->selftest[i].detail));
+		json_object_object_add(ck, "critical",
+				       json_object_new_boolean(info->selftest[i].critical));
 		json_object_object_add(checks, info->selftest[i].name, ck);
 	}
 	json_object_object_add(o, "checks", checks);

@@ -52,6 +52,18 @@ for mode in check error; do
 	ok "$mode: /metrics: paused 1, accelerating 0"
 	pair
 	assert_eq "$(cat "$TMP/pair")" 0 "$mode: nothing redirected"
+	if [ $mode = check ]; then
+		grep -q 'ngx_sockmap_selftest_passed{check="fionread",critical="true"} 0' "$TMP/m.txt" ||
+			fail "$mode: /metrics does not mark the failed check critical"
+		ok "$mode: /metrics: selftest_passed{check=fionread,critical=true} 0"
+		# `resume` must not lift the self-test's verdict; --force does
+		"$AGENT" resume >"$TMP/resume.out" 2>&1 && fail "resume lifted the self-test's pause: $(cat "$TMP/resume.out")"
+		grep -q "paused by the self-test.*resume --force" "$TMP/resume.out" ||
+			fail "resume did not say why: $(cat "$TMP/resume.out")"
+		assert_eq "$(stat_get paused)" True "$mode: still paused after a plain resume"
+		"$AGENT" resume --force >/dev/null || fail "resume --force failed"
+		assert_eq "$(stat_get paused)" False "$mode: resume --force lifts it"
+	fi
 	agent_stop || fail "$mode: agent did not exit 0"
 done
 
