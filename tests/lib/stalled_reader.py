@@ -6,7 +6,7 @@ stalled_reader_cap.sh.
   stalled_reader.py sender PORT DIR LIMIT_BYTES SECONDS
 
 The reader writes its port to DIR/reader.port, accepts one connection and
-reads nothing until DIR/sender.done exists.  Then it reads until EOF, an
+reads nothing until DIR/sender.done exists (and $READER_HOLD_SECS more).  Then it reads until EOF, an
 error, or 3 s without a byte, checking every byte against the pattern,
 and writes DIR/reader.json: got, first_bad (-1: all right), end (eof,
 reset, error:NAME, timeout).
@@ -67,6 +67,9 @@ def reader(d):
     ls.settimeout(30)
     c, _ = ls.accept()
     wait_file(os.path.join(d, "sender.done"), 60)
+    # $READER_HOLD_SECS: stay stalled that much longer (the host-wide
+    # budget is checked once a second)
+    time.sleep(float(os.environ.get("READER_HOLD_SECS", "0")))
     c.setblocking(False)
     got, bad, end = 0, -1, "timeout"
     last = time.monotonic()
