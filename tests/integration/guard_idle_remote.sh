@@ -17,10 +17,18 @@
 cg_new CS srv
 cg_new CC cli
 
-# our_tracepoints: how many syscall tracepoint links the agent holds
-# (its fds' fdinfo: link_type perf, tp_name sys_...)
+# our_tracepoints: how many syscall tracepoint links the agent holds: its
+# link fds (fdinfo: link_type, prog_id) whose program is one of the guard's
+# *_enter/*_exit (fdinfo names the tracepoint only on newer kernels)
 our_tracepoints() {
-	grep -l '^tp_name:[[:space:]]*sys_' /proc/"$AGENT_PID"/fdinfo/* 2>/dev/null | wc -l
+	local ids
+	ids=$(grep -h '^prog_id:' $(grep -l '^link_type:' /proc/"$AGENT_PID"/fdinfo/* 2>/dev/null) \
+		2>/dev/null | awk '{print $2}')
+	bpftool -j prog show 2>/dev/null | python3 -c '
+import json, sys
+ids = set(int(x) for x in sys.argv[1:])
+print(sum(1 for p in json.load(sys.stdin)
+          if p["id"] in ids and p.get("name", "").endswith(("_enter", "_exit"))))' $ids
 }
 armed() { [ "$(stat_get guards_armed)" = True ] && echo 1 || echo 0; }
 wait_armed() { # wait_armed WANT SECS
