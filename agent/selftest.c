@@ -169,7 +169,8 @@ static void judge(const struct agent_maps *maps, bool has_tot_len, bool has_dest
 	if (!r->slow_reader_fallback_safe)
 		snprintf(bd->detail, sizeof(bd->detail), "%s",
 			 !has_tot_len ? "disabled: no psock->msg_tot_len to measure the backlog"
-				      : "disabled: fallback unsafe here (fionread_tcp): backlog unbounded");
+				      : "disabled: fallback unsafe here (fionread_tcp); --max-unread "
+					"ends such connections instead");
 	ub->result = has_tot_len ? ST_PASS : ST_FAIL;
 	if (!has_tot_len)
 		snprintf(ub->detail, sizeof(ub->detail),

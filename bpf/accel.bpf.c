@@ -1024,10 +1024,15 @@ int msg_redirect(struct sk_msg_md *msg)
 	}
 	/* Urgent data redirected would land inline in the peer's stream
 	 * (tcp_bpf has no MSG_OOB path): send it through TCP where moving
-	 * to TCP is safe, else end the connection. */
+	 * to TCP is safe and the reader holds no redirected bytes, else end
+	 * the connection.  With bytes in its psock, the reader's
+	 * recv(MSG_OOB) returns those (tcp_bpf_recvmsg() reads ingress_msg
+	 * whatever the flags; it hands over to tcp_recvmsg() only when the
+	 * psock is empty, net/ipv4/tcp_bpf.c): seen on 6.12.117.  Nothing
+	 * can be added to that count meanwhile: we are its only sender. */
 	if (sending_oob()) {
 		port_learn_hazard(st->service_port, RS_OOB);
-		if (slow_reader_fallback)
+		if (slow_reader_fallback && !peer_unread(st))
 			return fall_back(st, FB_HAZARD, size);
 		return doom(st, msg, RS_OOB);
 	}

@@ -13,6 +13,10 @@
 #    untouched;
 #  - status: unread.limit is the cap, unread.max_bytes stayed within it,
 #    unread.bytes is back near 0 afterwards.
+# Where the self-test proves the fallback to TCP safe (slow_reader_bound
+# passes: 6.12.117), a lagging direction moves to TCP at the reader's
+# receive buffer, long before the cap: slow_reader_bounded.sh proves that
+# case, and this one skips.
 # KERNEL-FACTS "Stalled readers": bpf_tcp_ingress() charges redirected
 # bytes with sk_rmem_schedule, bounded only by the global tcp_mem.
 . "$(dirname "$0")/../lib/common.sh"
@@ -31,6 +35,8 @@ else
 fi
 METRICS=127.0.0.1:18339
 agent_start "${args[@]}" --metrics $METRICS
+[ "$(stat_get selftest.checks.slow_reader_bound.result)" = pass ] &&
+	skip "SKIP: the TCP fallback bounds stalled readers on this kernel before the cap (slow_reader_bounded.sh covers it)"
 
 jget() {
 	python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' \
