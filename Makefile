@@ -122,12 +122,16 @@ vmtest-quick: all tools
 	NGX_SOCKMAP_VM_SMP=1 ./tests/vm/run --quick --jobs 2 $(VMTEST_ARGS)
 
 # docs/kernels.md: the hand-written part up to its "<!-- matrix -->" line,
-# then the matrix of the last `make vmtest` (build/vmtest/matrix.md).
+# then the matrix of the last `make vmtest` (build/vmtest/matrix.md); the
+# README's table between "<!-- kernels -->" and "<!-- /kernels -->" from
+# its summary (build/vmtest/summary.md).
 kernels-doc:
 	@test -s build/vmtest/matrix.md || { echo "no build/vmtest/matrix.md: run 'sudo make vmtest' first"; exit 1; }
 	sed '/^<!-- matrix -->$$/q' docs/kernels.md >docs/kernels.md.new
 	sed '1,2d' build/vmtest/matrix.md >>docs/kernels.md.new
 	mv docs/kernels.md.new docs/kernels.md
+	python3 -c 'import re,sys; r=open("README.md").read(); t=open("build/vmtest/summary.md").read(); \
+	  open("README.md","w").write(re.sub(r"(?s)(<!-- kernels -->\n).*?(<!-- /kernels -->)", lambda m: m.group(1)+t+m.group(2), r))'
 
 demo: deps
 	$(MAKE) all tools

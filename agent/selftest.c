@@ -297,7 +297,8 @@ void selftest_print(FILE *out, const struct selftest_report *r)
 
 	for (i = 0; i < SELFTEST_CHECKS; i++) {
 		c = &r->checks[i];
-		fprintf(out, "  %-4s %-18s %s\n", selftest_result_name(c->result), c->name,
-			c->detail[0] ? c->detail : c->what);
+		fprintf(out, "  %-4s %-18s %s%s\n", selftest_result_name(c->result), c->name,
+			c->detail[0] ? c->detail : c->what,
+			c->result == ST_FAIL && c->critical ? " [critical]" : "");
 	}
 }

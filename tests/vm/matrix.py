@@ -277,12 +277,48 @@ def main():
     md = "\n".join(L) + "\n"
     with open(md_path, "w") as f:
         f.write(md)
+    with open(os.path.join(os.path.dirname(md_path) or ".", "summary.md"), "w") as f:
+        f.write(summary_md(kernels, cells, test_rows, build, doc["generated"]))
     sys.stdout.write(md)
     print()
     if summary["known"]:
         print("known failures (tests/vm/known): %d" % summary["known"])
     print("vmtest: %(passed)d passed, %(failed)d failed, %(skipped)d skipped" % summary)
     return 1 if summary["failed"] else 0
+
+
+def summary_md(kernels, cells, test_rows, build, generated):
+    """One row per kernel, for the README (make kernels-doc): does the
+    agent load, does it accelerate (and if not, the critical checks that
+    failed), the event transport, the TCP fallback, and the tests."""
+    L = ["| kernel | loads | accelerates | events | slow reader | tests |",
+         "|---|---|---|---|---|---|"]
+    for k in kernels:
+        kid = k["id"]
+        st = cells["selftest"][kid]
+        checks = {r[len("selftest/"):]: c[kid] for r, c in cells.items()
+                  if r.startswith("selftest/") and kid in c}
+        loaded = checks.get("redirect", {}).get("status") in ("pass", "FAIL")
+        crit = [n for n, c in checks.items() if c["status"] == "FAIL" and "[critical]" in c["reason"]]
+        if not loaded:
+            acc = "no"
+        elif st["status"] == "pass":
+            acc = "**yes**"
+        else:
+            acc = "no: " + ", ".join(crit) if crit else "no"
+        arena = (k["facts"] or {}).get("arena_map")
+        events = "" if not loaded else ("arena ring" if arena else "ring buffer")
+        bound = checks.get("slow_reader_bound", {}).get("status")
+        slow = "" if not loaded or st["status"] != "pass" else \
+            ("TCP fallback" if bound == "pass" else "--max-unread reset")
+        t = [cells[r][kid]["status"] for r in test_rows if kid in cells[r]]
+        tests = "%d pass, %d skip, %d fail" % (t.count("pass"), t.count("skip"), t.count("FAIL"))
+        name = "%s (%s)" % (k["debian_version"] or k["kver"], ROLE_NAME.get(k["role"], k["role"]))
+        L.append("| %s | %s | %s | %s | %s | %s |" % (name, "yes" if loaded else "**no**", acc,
+                                                   events, slow, tests))
+    L += ["", "From `make vmtest` (build %s, %s); details: [docs/kernels.md](docs/kernels.md)."
+          % (build, generated[:10])]
+    return "\n".join(L) + "\n"
 
 
 if __name__ == "__main__":
