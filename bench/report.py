@@ -304,7 +304,7 @@ def profile_md(runs, profiles, modes_of):
             names = sorted({k for r in rs for k in r["profile_data"]["bpf"]})
             for n in names:
                 per = [(r["profile_data"]["bpf"].get(n), r["requests"]) for r in rs]
-                per = [(b, q) for b, q in per if b and q]
+                per = [(b, q) for b, q in per if b and q and b.get("run_cnt")]
                 if not per:
                     continue
                 md.append("- BPF `%s`: %s ns per run, %s runs and %s ns per request (medians over rounds)" % (
