@@ -305,8 +305,9 @@ static void check_fionread(struct selftest_check *c)
 	}
 	c->result = avail == (int)sizeof(buf) ? ST_PASS : ST_FAIL;
 	if (c->result == ST_FAIL)
-		snprintf(c->detail, sizeof(c->detail), "FIONREAD says %d, %zu bytes are queued", avail,
-			 sizeof(buf));
+		snprintf(c->detail, sizeof(c->detail),
+			 "FIONREAD says %d, %zu bytes are queued (needs tcp_bpf_ioctl: 6.12.75+, 7.0)",
+			 avail, sizeof(buf));
 out:
 	close_pair(cli, srv);
 }

@@ -35,4 +35,19 @@ veth "$NBC" "$NBS"
 ok "two worlds with identical addresses: $CLI_IP -> $SRV_IP"
 
 agent_start -c "$CAS" -c "$CBC"
+# The agent learns the addresses of namespaces where tracked processes
+# live once a second (local_addrs): until then a connection to or from
+# such a namespace is rightly skipped as remote.  B's tracked client only
+# lives during its round, so keep a tracked process in its namespace and
+# wait until both tracked namespaces' addresses are known.
+iso_ready() {
+	local i
+	in_cg_ns "$CBC" "$NBC" sleep 120 &
+	on_exit "kill $!"
+	for i in $(seq 1 50); do
+		[ "$(stat_get local_addresses)" -ge 2 ] && return 0
+		sleep 0.1
+	done
+	fail "the agent did not learn the tracked namespaces' addresses within 5 s ($(stat_get local_addresses))"
+}
 iso_run "no pair formed between the two worlds"

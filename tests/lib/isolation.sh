@@ -9,6 +9,7 @@
 #   SRV_IP CLI_IP     the server's and the client's address in every world
 #   SEED_A SEED_B     the patterns of each world
 # then starts the agent on CAS and CBC and calls iso_run "NO-PAIR LABEL".
+# An iso_ready function, if defined, runs once the servers listen.
 # Source after common.sh and tcpkit.sh.
 
 PORT=9000 BYTES=1048576
@@ -61,6 +62,8 @@ iso_run() {
 		--reply-bytes $BYTES --conns 2 --duration 60)
 	tk_server sa "$CAS" "$NAS" "${srv_args[@]}" --seed $SEED_A
 	tk_server sb "$CBS" "$NBS" "${srv_args[@]}" --seed $SEED_B
+	# the caller's wait for the agent to know the worlds (optional)
+	if declare -F iso_ready >/dev/null; then iso_ready; fi
 
 	st p0 pairs
 	st m0 redirected_msgs
@@ -102,6 +105,8 @@ iso_run_both_tracked() {
 		--reply-bytes $BYTES --conns 2 --duration 60)
 	tk_server sa "$CAS" "$NAS" "${srv_args[@]}" --seed $SEED_A
 	tk_server sb "$CBS" "$NBS" "${srv_args[@]}" --seed $SEED_B
+	# the caller's wait for the agent to know the worlds (optional)
+	if declare -F iso_ready >/dev/null; then iso_ready; fi
 	st p0 pairs
 	st a0 fallbacks.ambiguous
 	st m0 redirected_msgs
