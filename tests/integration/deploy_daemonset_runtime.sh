@@ -87,7 +87,7 @@ fi
 
 # The self-test must have run: it is what keeps a kernel that corrupts
 # redirected data from being trusted with nginx's bytes.
-selftest=$(in_pod curl -s "127.0.0.1:$probe_port/metrics" | sed -n 's/^ngx_sockmap_selftest_passed{check="\([a-z_]*\)"} \([01]\)$/\1=\2/p' | tr '\n' ' ')
+selftest=$(in_pod curl -s "127.0.0.1:$probe_port/metrics" | sed -n 's/^ngx_sockmap_selftest_passed{check="\([a-z_]*\)"[^}]*} \([01]\)$/\1=\2/p' | tr '\n' ' ')
 log "selftest in the container: ${selftest:-none}"
 selftest_err=$(pod_logs agent | grep -m1 'selftest')
 pod_stop agent

@@ -43,7 +43,7 @@ ok "XDP attached in $mode mode"
 "$AGENT" status | grep -q "xdp .*$host ($mode mode)" || fail "status does not show the XDP mode"
 ok "status shows the XDP mode"
 for m in ngx_sockmap_build_info ngx_sockmap_redirected_bytes_total ngx_sockmap_pairs_total \
-	'ngx_sockmap_fallbacks_total{reason="no_peer"}' 'ngx_sockmap_selftest_passed{check="order"}'; do
+	'ngx_sockmap_fallbacks_total{reason="no_peer"}' 'ngx_sockmap_selftest_passed{check="order",critical="true"}'; do
 	grep -q "^$m" "$TMP/metrics.txt" || fail "missing $m"
 done
 ok "data-plane counters, self-test and build info exported"

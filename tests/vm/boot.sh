@@ -59,9 +59,14 @@ mkdir -p "$run/ro"
 # The host root, read-only below the guest's own ro mount and overlay: a
 # non-recursive bind (no /proc, /sys, /dev of the host inside) remounted ro,
 # in a mount namespace of virtiofsd's own so the host sees nothing of it.
+# The checkout is bound on top too, read-only: a clone on another mount
+# than / (a CI workspace) would not be in a non-recursive bind of /.
 unshare -m --propagation private sh -c '
 	mount --bind / "$1" && mount -o remount,bind,ro "$1" || exit 1
-	shift; exec "$@"' sh "$run/ro" \
+	if [ "$2" != / ]; then
+		mount --bind "$2" "$1$2" && mount -o remount,bind,ro "$1$2" || exit 1
+	fi
+	shift 2; exec "$@"' sh "$run/ro" "$top" \
 	"$VIRTIOFSD" --socket-path="$run/root.sock" -o source="$run/ro" -o cache=always \
 	-o sandbox=namespace -o log_level=warn >"$out/virtiofsd-root.log" 2>&1 &
 pids+=($!)
