@@ -12,6 +12,7 @@
 #include "accel.h"
 #include "addrs.h"
 #include "log.h"
+#include "nl_dump.h"
 
 struct addr16 {
 	__u32 a[4]; /* v4-mapped, network order: as struct sock_key */
@@ -51,7 +52,7 @@ static void add(struct addr_set *s, int family, const void *data)
  */
 static int dump_addrs(struct addr_set *s)
 {
-	static __u32 seq;
+	static uint32_t seq;
 	struct {
 		struct nlmsghdr nlh;
 		struct ifaddrmsg ifa;
@@ -60,28 +61,17 @@ static int dump_addrs(struct addr_set *s)
 			 .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP },
 		.ifa = { .ifa_family = AF_UNSPEC },
 	};
-	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK }, self, from;
+	struct sockaddr_nl from;
 	static char buf[32768];
 	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-	socklen_t slen = sizeof(self);
+	uint32_t portid;
 	int fd, ret = 0, done = 0;
 	ssize_t n;
 
-	fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_ROUTE);
+	fd = nl_dump_start(NETLINK_ROUTE, &req.nlh, &seq, &portid);
 	if (fd < 0)
-		return -errno;
-	if (connect(fd, (struct sockaddr *)&kernel, sizeof(kernel)) ||
-	    getsockname(fd, (struct sockaddr *)&self, &slen)) {
-		ret = -errno;
-		goto out;
-	}
-	req.nlh.nlmsg_seq = ++seq;
-	req.nlh.nlmsg_pid = self.nl_pid;
-	if (send(fd, &req, sizeof(req), 0) < 0) {
-		ret = -errno;
-		goto out;
-	}
+		return fd;
 	while (!done) {
 		struct nlmsghdr *h;
 		size_t left;
@@ -102,7 +92,7 @@ static int dump_addrs(struct addr_set *s)
 			struct rtattr *a;
 			int alen;
 
-			if (h->nlmsg_seq != req.nlh.nlmsg_seq || h->nlmsg_pid != self.nl_pid)
+			if (h->nlmsg_seq != req.nlh.nlmsg_seq || h->nlmsg_pid != portid)
 				continue;
 			if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR) {
 				done = 1;
@@ -121,7 +111,6 @@ static int dump_addrs(struct addr_set *s)
 			}
 		}
 	}
-out:
 	close(fd);
 	return ret;
 }

@@ -19,6 +19,7 @@
 #include "follow.h"
 #include "log.h"
 #include "netns.h"
+#include "nl_dump.h"
 
 #define TCP_ESTABLISHED_STATE 1
 
@@ -52,36 +53,19 @@ static int dump_family(int family, struct diag_ctx *ctx, struct diag_list *l)
 			 .idiag_states = 1 << TCP_ESTABLISHED_STATE },
 	};
 	static char buf[65536];
-	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK }, self, from;
+	struct sockaddr_nl from;
 	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-	socklen_t slen = sizeof(self);
 	int fd, ret;
 	ssize_t n;
 
-	fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	/* diag_parse refuses what slips in before the socket is connected
+	 * (sender not port id 0, nl_dump.h) */
+	fd = nl_dump_start(NETLINK_SOCK_DIAG, &msg.nlh, &seq, &ctx->portid);
 	if (fd < 0)
-		return -errno;
-	/* Connected to the kernel (port id 0), the socket takes no unicast
-	 * from any other socket: netlink_getsockbyportid refuses a sender
-	 * that is not a NETLINK_CONNECTED socket's dst_portid
-	 * (net/netlink/af_netlink.c).  netlink_connect autobinds before it
-	 * sets NETLINK_CONNECTED, so a unicast can still slip in between:
-	 * diag_parse refuses it (sender not port id 0). */
-	if (connect(fd, (struct sockaddr *)&kernel, sizeof(kernel)) ||
-	    getsockname(fd, (struct sockaddr *)&self, &slen)) {
-		ret = -errno;
-		goto out;
-	}
+		return fd;
 	ctx->family = family;
-	ctx->portid = self.nl_pid;
-	ctx->seq = ++seq;
-	msg.nlh.nlmsg_seq = ctx->seq;
-	msg.nlh.nlmsg_pid = ctx->portid;
-	if (send(fd, &msg, sizeof(msg), 0) < 0) {
-		ret = -errno;
-		goto out;
-	}
+	ctx->seq = msg.nlh.nlmsg_seq;
 	do {
 		mh.msg_name = &from;
 		mh.msg_namelen = sizeof(from);
@@ -92,7 +76,6 @@ static int dump_family(int family, struct diag_ctx *ctx, struct diag_list *l)
 		}
 		ret = diag_parse(ctx, buf, n, mh.msg_flags, &from, mh.msg_namelen, l);
 	} while (ret == DIAG_MORE);
-out:
 	close(fd);
 	return ret < 0 ? ret : 0;
 }
