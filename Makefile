@@ -67,7 +67,7 @@ $(BUILD) $(BUILD)/agent:
 
 # Test helpers: small C programs the integration tests drive.
 TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(wildcard tests/tools/*.c))
-$(BUILD)/tools/%: tests/tools/%.c
+$(BUILD)/tools/%: tests/tools/%.c tests/tools/toolkit.h
 	$(Q)mkdir -p $(dir $@)
 	@echo "  CC      $@"
 	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror $< -o $@ -lpthread

@@ -51,6 +51,7 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include "toolkit.h"
 
 #define HDR_LEN 24
 #define M_REQ   0x31514352u /* "RCQ1" */
@@ -70,37 +71,14 @@ static struct {
 	uint64_t seed;
 } o = { .workers = 16, .threads = 16, .timeout = 3, .duration = 8, .seed = 1 };
 
-static volatile sig_atomic_t g_stop;
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t n_good, n_failed, n_cfirst, n_sfirst, n_fail[F_OTHER + 1];
 static int g_msgs;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	g_stop = 1;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static void die(const char *msg)
 {
 	fprintf(stderr, "racekit: %s\n", msg);
 	exit(2);
-}
-
-static uint64_t mix64(uint64_t x)
-{
-	x += 0x9E3779B97F4A7C15ULL;
-	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-	x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-	return x ^ (x >> 31);
 }
 
 static uint64_t key_of(uint32_t magic, uint32_t cport, uint64_t nonce)

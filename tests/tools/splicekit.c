@@ -52,6 +52,7 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include "toolkit.h"
 
 #define HDR_LEN 16
 #define MAX_CONNS 4096
@@ -74,34 +75,11 @@ static struct opts o = {
 static FILE *g_out;
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned g_next, g_bad_total;
-static volatile sig_atomic_t g_stop;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	g_stop = 1;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static void die(const char *msg)
 {
 	fprintf(stderr, "splicekit: %s\n", msg);
 	exit(2);
-}
-
-static uint64_t mix64(uint64_t x)
-{
-	x += 0x9E3779B97F4A7C15ULL;
-	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-	x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-	return x ^ (x >> 31);
 }
 
 /* byte off of the payload of the connection from port */

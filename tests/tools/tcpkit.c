@@ -59,6 +59,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "toolkit.h"
 
 #ifndef IP_BIND_ADDRESS_NO_PORT
 #define IP_BIND_ADDRESS_NO_PORT 24
@@ -119,24 +120,9 @@ struct opts {
 /* ------------------------------------------------------------------ */
 /* globals                                                              */
 
-static volatile sig_atomic_t g_stop;
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static int g_err_msgs;
 static const char *g_role = "tcpkit";
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	g_stop = 1;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static void die(const char *fmt, ...)
 {
@@ -152,14 +138,6 @@ static void die(const char *fmt, ...)
 
 /* ------------------------------------------------------------------ */
 /* the byte pattern                                                     */
-
-static inline uint64_t mix64(uint64_t x)
-{
-	x += 0x9E3779B97F4A7C15ULL;
-	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-	x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-	return x ^ (x >> 31);
-}
 
 /* The key of one stream: a seed plus what the stream is (salt). */
 static uint64_t stream_key(uint64_t seed, uint64_t salt)
