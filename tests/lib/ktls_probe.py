@@ -31,13 +31,12 @@ One fixed AES-GCM-128 key, IV, salt and record sequence
 same plaintext gives the same ciphertext on every connection.  No
 OpenSSL: the kernel does the crypto.
 """
-import errno
-import json
 import os
 import socket
 import struct
 import sys
 import time
+from probekit import err_name, end_of, dump, wait_file
 
 SOL_TLS = 282                 # include/linux/socket.h
 TCP_ULP = 31                  # include/uapi/linux/tcp.h
@@ -49,7 +48,6 @@ IV = bytes(range(0x20, 0x28))
 SALT = b"\x0a\x0b\x0c\x0d"
 REC_SEQ = bytes(8)
 SIZES = (1000, 5000, 20000)
-RESETS = (errno.ECONNRESET, errno.EPIPE, errno.ECONNABORTED, errno.EACCES)
 
 
 def crypto_info():
@@ -61,10 +59,6 @@ def crypto_info():
 
 def plaintext():
     return bytes((i * 31 + 7) & 0xFF for i in range(sum(SIZES)))
-
-
-def err_name(e):
-    return errno.errorcode.get(e.errno, str(e.errno))
 
 
 def set_ktls(s, direction):
@@ -79,19 +73,6 @@ def set_ktls(s, direction):
     except OSError as e:
         return "error:crypto:" + err_name(e)
     return "ok"
-
-
-def dump(path, obj):
-    with open(path + ".tmp", "w") as f:
-        json.dump(obj, f)
-    os.rename(path + ".tmp", path)
-
-
-def wait_file(path, secs):
-    t = time.monotonic() + secs
-    while not os.path.exists(path) and time.monotonic() < t:
-        time.sleep(0.02)
-    return os.path.exists(path)
 
 
 def check():
@@ -133,7 +114,7 @@ def reader(d, name, rx):
         except BlockingIOError:
             continue  # tcp_bpf may say EAGAIN to a woken reader
         except OSError as e:
-            end = "reset" if e.errno in RESETS else "error:" + err_name(e)
+            end = end_of(e)
             break
         if not d_:
             end = "eof"

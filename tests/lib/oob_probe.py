@@ -17,35 +17,17 @@ holds that list and how the stream ended (eof, reset, error:NAME,
 timeout: 3 s without a byte).  Two runs of the same sequence (plain TCP
 and a tracked pair) compare as strings.
 """
-import errno
 import fcntl
-import json
 import os
 import socket
 import struct
 import sys
 import time
+from probekit import err_name, end_of, dump, wait_file
 
 SIOCATMARK = 0x8905
-RESETS = (errno.ECONNRESET, errno.EPIPE, errno.ECONNABORTED, errno.EACCES)
 SENDS = [(b"hello", 0), (b"abc", socket.MSG_OOB), (b"world", 0),
          (b"XY", socket.MSG_OOB), (b"tail", 0)]
-
-
-def err_name(e):
-    return errno.errorcode.get(e.errno, str(e.errno))
-
-
-def dump(path, obj):
-    with open(path + ".tmp", "w") as f:
-        json.dump(obj, f)
-    os.rename(path + ".tmp", path)
-
-
-def wait_file(path, secs):
-    t = time.monotonic() + secs
-    while not os.path.exists(path) and time.monotonic() < t:
-        time.sleep(0.02)
 
 
 def atmark(s):
@@ -85,7 +67,7 @@ def reader(d):
         except BlockingIOError:
             continue  # tcp_bpf may say EAGAIN to a woken reader
         except OSError as e:
-            end = "reset" if e.errno in RESETS else "error:" + err_name(e)
+            end = end_of(e)
             break
         if not data:
             end = "eof"

@@ -21,9 +21,7 @@ Every read has a deadline: a hang is reported as "timeout", never waited
 out.
 """
 import ctypes
-import errno
 import fcntl
-import json
 import os
 import socket
 import struct
@@ -31,6 +29,7 @@ import subprocess
 import sys
 import termios
 import time
+from probekit import dump, err_name
 
 libc = ctypes.CDLL(None, use_errno=True)
 
@@ -72,7 +71,7 @@ def read_until(s, stop, hard_deadline):
         except (ConnectionResetError, BrokenPipeError, ConnectionAbortedError):
             return data, "reset"
         except OSError as e:
-            return data, "error:" + errno.errorcode.get(e.errno, str(e.errno))
+            return data, "error:" + err_name(e)
         if not d:
             return data, "eof"
         data += d
@@ -84,12 +83,6 @@ def letters(data):
     for b in set(data):
         out[chr(b)] = data.count(b)
     return out
-
-
-def dump(path, obj):
-    with open(path + ".tmp", "w") as f:
-        json.dump(obj, f)
-    os.rename(path + ".tmp", path)
 
 
 def server(letter, nsend, d):
@@ -148,7 +141,7 @@ def client(port_a, port_b, na, nc, d):
         s.shutdown(socket.SHUT_WR)
         res["send"] = "ok"
     except OSError as e:
-        res["send"] = "error:" + errno.errorcode.get(e.errno, str(e.errno))
+        res["send"] = "error:" + err_name(e)
     data, end = read_until(s, lambda: False, time.monotonic() + 5)
     res.update({"got": len(data), "letters": letters(data), "end": end,
                 "head": data[:16].decode("latin-1")})

@@ -19,42 +19,21 @@ end: reset, error:NAME, time, limit), creates DIR/sender.done, and keeps
 its socket open (so the reader's end is not our close) until the reader
 is done (DIR/reader.json, 30 s at most).  Every wait is bounded.
 """
-import errno
-import json
 import os
 import select
 import socket
 import sys
 import time
+from probekit import end_of, dump, wait_file
 
 PERIOD = 251  # prime: a shifted or repeated chunk never matches
 PAT = bytes(i % PERIOD for i in range(PERIOD * ((1 << 20) // PERIOD + 2)))
 MSG = 65536
-RESETS = (errno.ECONNRESET, errno.EPIPE, errno.ECONNABORTED, errno.EACCES)
 
 
 def pattern(off, n):
     o = off % PERIOD
     return PAT[o:o + n]
-
-
-def end_of(e):
-    if e.errno in RESETS:
-        return "reset"
-    return "error:" + errno.errorcode.get(e.errno, str(e.errno))
-
-
-def dump(path, obj):
-    with open(path + ".tmp", "w") as f:
-        json.dump(obj, f)
-    os.rename(path + ".tmp", path)
-
-
-def wait_file(path, secs):
-    t = time.monotonic() + secs
-    while not os.path.exists(path) and time.monotonic() < t:
-        time.sleep(0.02)
-    return os.path.exists(path)
 
 
 def reader(d):
