@@ -127,7 +127,7 @@ void enforcer_tick(struct enforcer *e)
 	struct agent_gauges g = { .unread_limit = e->max_unread, .unread_budget = e->budget,
 				  .local_addrs = e->local_addrs, .guards_armed = e->guards_armed };
 	static struct unread top[4096];
-	unsigned long long cookie, netns;
+	unsigned long long cookie;
 	unsigned int bytes;
 	char line[128];
 	__u32 zero = 0;
@@ -138,7 +138,7 @@ void enforcer_tick(struct enforcer *e)
 	f = guard_run_scan(e->guard);
 	if (f) {
 		while (fgets(line, sizeof(line), f)) {
-			if (sscanf(line, "%llu %u %llu", &cookie, &bytes, &netns) != 3)
+			if (sscanf(line, "%llu %u", &cookie, &bytes) != 2)
 				continue;
 			g.unread_bytes += bytes;
 			if (bytes > g.unread_max_bytes)

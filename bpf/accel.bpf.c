@@ -941,7 +941,7 @@ static __always_inline int doom(struct sock_state *st, struct sk_msg_md *msg,
 	st->flags |= SS_DOOMED;
 	st->doom_reason = why;
 	port_learn_hazard(st->service_port, why);
-	request_reset(st->cookie, bpf_get_netns_cookie(msg), why);
+	request_reset(st->cookie, why);
 	emit_conn(EV_RESET, st->cookie, st->peer.cookie, st->service_port, why, 0, 0);
 	return SK_DROP;
 }

@@ -239,9 +239,8 @@ struct guard_state {
 /* A connection the data plane (or the guard) wants ended: the agent's
  * enforcer resets both ends (reset_requests ring buffer). */
 struct reset_request {
-	__u64 cookie;       /* a socket of the connection */
-	__u64 netns_cookie; /* its network namespace */
-	__u32 reason;       /* enum reset_reason */
+	__u64 cookie; /* a socket of the connection */
+	__u32 reason; /* enum reset_reason */
 	__u32 _pad;
 };
 

@@ -89,10 +89,9 @@ static __always_inline void port_learn_hazard(__u16 port, __u32 bit)
 
 /* Ask the agent to end a connection (both ends).  Wakes it at once: the
  * reader of a spliced or stalled connection is waiting on it. */
-static __always_inline void request_reset(__u64 cookie, __u64 netns_cookie, __u32 reason)
+static __always_inline void request_reset(__u64 cookie, __u32 reason)
 {
-	struct reset_request r = { .cookie = cookie, .netns_cookie = netns_cookie,
-				   .reason = reason };
+	struct reset_request r = { .cookie = cookie, .reason = reason };
 
 	bpf_ringbuf_output(&reset_requests, &r, sizeof(r), BPF_RB_FORCE_WAKEUP);
 }

@@ -113,7 +113,7 @@ SEC("tracepoint/syscalls/sys_enter_splice")
 int splice_enter(struct trace_event_raw_sys_enter *ctx)
 {
 	struct sock *sk = our_socket_of_fd((int)ctx->args[0]);
-	__u64 cookie, netns;
+	__u64 cookie;
 	__u8 one = 1;
 
 	if (!sk)
@@ -121,8 +121,7 @@ int splice_enter(struct trace_event_raw_sys_enter *ctx)
 	cookie = BPF_CORE_READ(sk, __sk_common.skc_cookie.counter);
 	if (bpf_map_update_elem(&spliced, &cookie, &one, BPF_NOEXIST))
 		return 0; /* reported already */
-	netns = BPF_CORE_READ(sk, __sk_common.skc_net.net, net_cookie);
-	request_reset(cookie, netns, RS_SPLICE);
+	request_reset(cookie, RS_SPLICE);
 	return 0;
 }
 
@@ -284,8 +283,7 @@ int scan_unread(struct bpf_iter__sockmap *ctx)
 	psock = (void *)(ud & ~SK_USER_DATA_FLAGS);
 	unread = BPF_CORE_READ(psock, msg_tot_len);
 	if (unread)
-		BPF_SEQ_PRINTF(ctx->meta->seq, "%llu %u %llu\n",
-			       BPF_CORE_READ(sk, __sk_common.skc_cookie.counter), unread,
-			       BPF_CORE_READ(sk, __sk_common.skc_net.net, net_cookie));
+		BPF_SEQ_PRINTF(ctx->meta->seq, "%llu %u\n",
+			       BPF_CORE_READ(sk, __sk_common.skc_cookie.counter), unread);
 	return 0;
 }
