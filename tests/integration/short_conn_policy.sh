@@ -5,11 +5,12 @@
 # (fallbacks.short_lived grows, few new sockets tracked), while a port with
 # long connections stays accelerated; and a port that turns keep-alive is
 # tracked again (the 1-in-16 sample re-learns it).  Every response stays
-# byte-exact throughout.
+# byte-exact throughout.  And that the policy is off by default: without
+# --short-conn, one-request connections are all paired (bench/breakeven:
+# pairing pays from the first round trip).
 . "$(dirname "$0")/../lib/common.sh"
 
 cg=$(cg_make shortconn)
-AGENT_SHORT_CONN=4 agent_start -c "$cg"
 cat >"$TMP/sc.py" <<'PY'
 import socket, sys, threading, time
 mode, port, n, msgs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
@@ -48,6 +49,15 @@ cg_exec "$cg" python3 "$TMP/sc.py" server 18392 0 0 &
 wait_port 127.0.0.1 18391
 wait_port 127.0.0.1 18392
 client() { cg_exec "$cg" python3 "$TMP/sc.py" client "$@" | grep -q '^bad=0$' || fail "wrong bytes ($*)"; }
+
+# 0. the default: every connection tracked, however short
+AGENT_SHORT_CONN=default agent_start -c "$cg"
+client 18391 200 1
+assert_eq "$(stat_get fallbacks.short_lived)" 0 "no connection skipped as short-lived by default"
+assert_ge "$(stat_get pairs)" 190 "200 one-request connections paired by default"
+agent_stop
+
+AGENT_SHORT_CONN=4 agent_start -c "$cg"
 
 # 1. learn: 200 one-request connections on 18391
 client 18391 200 1

@@ -75,12 +75,14 @@ ns_make() {
 # Tests attach exactly what they name (--no-follow) unless AGENT_FOLLOW=1:
 # following peers' cgroups is tested on its own (follow_peers_*.sh).  They
 # also track every connection (--short-conn 0) unless AGENT_SHORT_CONN is
-# set: the short-connection policy has its own test (short_conn_policy.sh).
+# set (to "default": no --short-conn at all): the short-connection policy
+# has its own test (short_conn_policy.sh).
 AGENT_PID=
 AGENT_FOLLOW=${AGENT_FOLLOW:-0}
 AGENT_SHORT_CONN=${AGENT_SHORT_CONN:-0}
 agent_start() {
-	local follow=(--short-conn "$AGENT_SHORT_CONN")
+	local follow=()
+	[ "$AGENT_SHORT_CONN" = default ] || follow+=(--short-conn "$AGENT_SHORT_CONN")
 	[ "$AGENT_FOLLOW" = 1 ] || follow+=(--no-follow)
 	# metrics only where a test asks for them (metrics_endpoint.sh)
 	[[ " $* " == *" --metrics "* ]] || follow+=(--metrics off)
