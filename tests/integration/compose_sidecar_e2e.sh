@@ -28,6 +28,10 @@ for c in C_NGINX C_UP C_WRK C_AGENT; do
 	[ -n "${!c}" ] || fail "no container for ${c#C_} (log: $COMPOSE_LOG)"
 done
 ok "compose up: nginx, upstream, agent, wrk"
+# the clients of the setup reuse TIME_WAIT ports (docker-compose.yml says why)
+for c in C_NGINX C_WRK; do
+	assert_eq "$(docker exec "${!c}" cat /proc/sys/net/ipv4/tcp_tw_reuse)" 1 "${c#C_}: net.ipv4.tcp_tw_reuse"
+done
 
 # status --json answers once the agent has attached
 for _ in $(seq 1 150); do
