@@ -120,6 +120,9 @@ struct sock_state {
 	__u16 service_port;      /* the server's port of this connection */
 	__u8 doom_reason;        /* enum reset_reason, with SS_DOOMED */
 	__u8 _pad;
+	__u64 unread_bound;      /* at least what the peer left unread of ours:
+				  * its psock count when last read, plus what
+				  * we redirected since (msg_redirect) */
 };
 
 /*
