@@ -17,10 +17,16 @@ static time_t now_sec(void)
 	return ts.tv_sec;
 }
 
+/* armed, and the time the data plane checks it against (GUARD_ALIVE_NS:
+ * the same clock as bpf_ktime_get_ns) */
 static int write_state(const struct guard_arming *a, bool armed)
 {
 	struct guard_state gs = { .armed = armed };
+	struct timespec ts;
 	__u32 zero = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	gs.alive_ns = (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 
 	return bpf_map_update_elem(a->state_fd, &zero, &gs, BPF_ANY) ? -errno : 0;
 }
@@ -87,8 +93,10 @@ int arming_epoll_fd(const struct guard_arming *a)
 void arming_on_wakeup(struct guard_arming *a)
 {
 	ring_buffer__consume(a->rb);
-	if (a->armed)
+	if (a->armed) {
+		write_state(a, true); /* a socket found it stale: renew */
 		return;
+	}
 	if (!arm(a)) {
 		a->arms++;
 		pr_info("guard armed: a local connection wanted in\n");
@@ -134,6 +142,7 @@ void arming_tick(struct guard_arming *a)
 			arming_on_wakeup(a);
 		return;
 	}
+	write_state(a, true); /* alive: GUARD_ALIVE_NS */
 	if (!a->idle_sec)
 		return;
 	if (!sock_hash_empty(a)) {

@@ -396,7 +396,10 @@ static __always_inline void dest_note(const struct sock_key *key, bool paired)
 
 /* May a socket enter the SOCKHASH now?  While the guard is idle: no, and
  * the first socket that asked wakes the agent, which attaches the
- * tracepoints and then arms (so every socket in the map is guarded). */
+ * tracepoints and then arms (so every socket in the map is guarded).
+ * Armed by an agent that has not written for GUARD_ALIVE_NS: no either
+ * (it was SIGKILLed, its tracepoints are gone); asking again lets a live
+ * but slow agent renew it. */
 static __always_inline bool guards_armed(void)
 {
 	struct guard_state *gs;
@@ -407,7 +410,7 @@ static __always_inline bool guards_armed(void)
 	gs = bpf_map_lookup_elem(&guard_state, &zero);
 	if (!gs)
 		return false;
-	if (gs->armed)
+	if (gs->armed && bpf_ktime_get_ns() - gs->alive_ns <= GUARD_ALIVE_NS)
 		return true;
 	if (!__sync_val_compare_and_swap(&gs->wanted, 0, 1))
 		bpf_ringbuf_output(&guard_wakeup, &one, sizeof(one), 0);

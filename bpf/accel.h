@@ -235,9 +235,18 @@ struct accel_config {
  * the first such one wakes the agent (guard_wakeup ring buffer).
  */
 struct guard_state {
-	__u32 armed;  /* written by the agent: the tracepoints are attached */
-	__u32 wanted; /* 0 -> 1 by the data plane: a socket wanted in */
+	__u32 armed;    /* written by the agent: the tracepoints are attached */
+	__u32 wanted;   /* 0 -> 1 by the data plane: a socket wanted in */
+	__u64 alive_ns; /* CLOCK_MONOTONIC of the agent's last write: armed
+			 * counts only while it is recent (GUARD_ALIVE_NS) */
 };
+
+/* How long an armed guard_state stays good without the agent rewriting
+ * it (it does every 1 s tick).  A SIGKILLed agent can't disarm: with
+ * --pin the sock_ops links outlive it, its tracepoints and its enforcer
+ * don't, and new connections must not pair unguarded.  15 s covers a
+ * tick held up by a slow Kubernetes API call (libcurl timeout 5 s). */
+#define GUARD_ALIVE_NS (15ULL * 1000000000ULL)
 
 /* A connection the data plane (or the guard) wants ended: the agent's
  * enforcer resets both ends (reset_requests ring buffer). */

@@ -9,7 +9,9 @@
 # bypass the TCP receive path), and a connection made after the agent is
 # gone is not paired, byte-exact through TCP: the guard's tracepoints left
 # with the agent, and nothing enters the map unguarded (fallbacks.arming);
-# then `ngx-sockmap detach` exits 0, leaves
+# with --pin and SIGKILL (no chance to disarm), the same holds once the
+# armed state has gone stale (GUARD_ALIVE_NS, 15 s) while pairs made under
+# the agent keep redirecting; then `ngx-sockmap detach` exits 0, leaves
 # nothing attached and removes the pin directory, and live connections,
 # paired or not, keep answering byte-exact.
 . "$(dirname "$0")/../lib/common.sh"
@@ -99,6 +101,24 @@ ka_get b3 /1m.bin "connection under the adopting agent answers byte-exact"
 st pol1 fallbacks.policy
 assert_ge $((pol1 - pol0)) 1 "its --ports 1 applies: the new connection's sockets were left to TCP"
 agent_stop || fail "adopting agent did not exit 0"
+
+log "--- run --pin, then SIGKILL: it can't disarm, its armed state goes stale"
+agent_start --pin -c "$P" -c "$U" -c "$C"
+ka open d1 || fail "keep-alive connection: $KA_REPLY"
+ka_get d1 /1m.bin "connection made under the agent killed next answers byte-exact"
+assert_redirected d1 "connection made under the agent killed next is redirected"
+kill -KILL "$AGENT_PID"
+wait "$AGENT_PID" 2>/dev/null
+AGENT_PID=
+sleep 16 # GUARD_ALIVE_NS (bpf/accel.h) and a second
+ka open d2 || fail "new connection after SIGKILL: $KA_REPLY"
+ka_get d2 /1m.bin "connection made 16 s after SIGKILL answers byte-exact"
+ka rcvd d2 || fail "tcp_info of d2: $KA_REPLY"
+[ "${KA_REPLY#ok }" -ge $((MIB / 2)) ] ||
+	fail_diag "connection made 16 s after the pinning agent was SIGKILLed was redirected without the guard (TCP received ${KA_REPLY#ok } bytes of 1 MiB)"
+ok "connection made 16 s after SIGKILL is not paired: TCP carried it (${KA_REPLY#ok } bytes)"
+ka_get d1 /1m.bin "connection paired under the killed agent still answers"
+assert_redirected d1 "connection paired under the killed agent is still redirected"
 
 "$AGENT" detach >"$TMP/detach.out" 2>&1
 rc=$?
