@@ -79,6 +79,22 @@ static bool map_is_pinned(const struct bpf_map *map)
 	return !(t == BPF_MAP_TYPE_ARRAY && strchr(bpf_map__name(map), '.'));
 }
 
+/* Something pinned there already: this run adopts it. */
+static bool pin_dir_has_entries(void)
+{
+	struct dirent *e;
+	bool any = false;
+	DIR *d;
+
+	d = opendir(PIN_DIR);
+	if (!d)
+		return false;
+	while (!any && (e = readdir(d)))
+		any = strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(d);
+	return any;
+}
+
 static int pin_maps(struct dataplane *dp)
 {
 	char path[PATH_MAX];
@@ -106,6 +122,7 @@ static int pin_maps(struct dataplane *dp)
 
 int dataplane_load(struct dataplane *dp, const struct dataplane_params *p)
 {
+	bool adopting;
 	int err;
 
 	dp->skel = accel_bpf__open();
@@ -131,9 +148,19 @@ int dataplane_load(struct dataplane *dp, const struct dataplane_params *p)
 	dp->skel->rodata->events_in_arena = dp->events_in_arena;
 	if (!dp->events_in_arena)
 		bpf_map__set_autocreate(dp->skel->maps.conn_arena, false);
+	adopting = p->pin && pin_dir_has_entries();
 	if (p->pin && (err = pin_maps(dp)))
 		return err;
 	err = accel_bpf__load(dp->skel);
+	if (err == -EINVAL && adopting) {
+		/* libbpf reuses a pinned map only with the same type, sizes and
+		 * flags (bpf_object__reuse_map): a pin of an older build whose
+		 * structs changed is refused as EINVAL, not a verifier error */
+		pr_warn("the data plane pinned in %s does not match this build's (made by another "
+			"version of ngx-sockmap?): remove it with 'ngx-sockmap detach' (its live pairs "
+			"keep working), then run again\n", PIN_DIR);
+		return err;
+	}
 	if (err) {
 		pr_warn("loading the data plane failed: %s (run with -v for the verifier log)\n",
 			strerror(-err));

@@ -132,3 +132,17 @@ ka_get b2 /1m.bin "connection paired by the pinned programs answers after detach
 ka_get a1 /1m.bin "connection from the first run still answers"
 ka open c1 || fail "new connection after detach: $KA_REPLY"
 ka_get c1 /1m.bin "new connection after detach answers byte-exact"
+
+log "--- a pinned data plane this build can't adopt (another version's map layout)"
+mkdir -p "$PIN"
+bpftool map create "$PIN/guard_state" type array key 4 value 4 entries 1 name guard_state ||
+	fail "bpftool map create failed"
+"$AGENT" run --pin --no-follow --metrics off -c "$P" >"$TMP/mismatch.out" 2>&1 &&
+	fail "run --pin adopted a pinned map of another layout: $(cat "$TMP/mismatch.out")"
+grep -q "does not match this build's.*ngx-sockmap detach" "$TMP/mismatch.out" ||
+	fail "run --pin did not say why it can't adopt the pins: $(cat "$TMP/mismatch.out")"
+ok "run --pin refuses another layout and names the way out: $(grep -o 'does not match[^:]*' "$TMP/mismatch.out")"
+assert_detached "after the refused --pin run" "$P" "$U" "$C"
+"$AGENT" detach >/dev/null 2>&1 || fail "detach of the foreign pin failed"
+[ -e "$PIN" ] && fail "$PIN still there after detach: $(ls -A "$PIN" | tr '\n' ' ')"
+ok "detach removes it"
