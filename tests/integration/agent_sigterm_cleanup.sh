@@ -37,6 +37,18 @@ assert_redirected() {
 	ok "$2 (TCP received only $n bytes of a 1 MiB body)"
 }
 
+# assert_unpaired NAME LABEL: a new connection NAME reads /1m.bin
+# byte-exact and TCP carried it: it was not paired (nothing enters the map
+# without the guard)
+assert_unpaired() {
+	ka open "$1" || fail "$2: $KA_REPLY"
+	ka_get "$1" /1m.bin "$2 answers byte-exact"
+	ka rcvd "$1" || fail "tcp_info of $1: $KA_REPLY"
+	[ "${KA_REPLY#ok }" -ge $((MIB / 2)) ] ||
+		fail_diag "$2 was redirected without the guard (TCP received ${KA_REPLY#ok } bytes of 1 MiB)"
+	ok "$2 is not paired: TCP carried it (${KA_REPLY#ok } bytes)"
+}
+
 log "--- run without --pin, then SIGTERM"
 agent_start -c "$P" -c "$U" -c "$C"
 assert_attached "agent running" "$P" "$U" "$C"
@@ -74,12 +86,7 @@ assert_attached "after SIGTERM with --pin" "$P" "$U" "$C"
 ok "pins in $PIN: $(ls -A "$PIN" | tr '\n' ' ')"
 if m0=$(stat_get redirected_msgs 2>/dev/null); then :; else m0=; fi
 
-ka open b2 || fail "new connection after the pinning agent exited: $KA_REPLY"
-ka_get b2 /1m.bin "connection made after the pinning agent exited answers byte-exact"
-ka rcvd b2 || fail "tcp_info of b2: $KA_REPLY"
-[ "${KA_REPLY#ok }" -ge $((MIB / 2)) ] ||
-	fail_diag "connection made after the pinning agent exited was redirected without the guard (TCP received ${KA_REPLY#ok } bytes of 1 MiB)"
-ok "connection made after the pinning agent exited is not paired: TCP carried it (${KA_REPLY#ok } bytes)"
+assert_unpaired b2 "connection made after the pinning agent exited"
 ka_get b1 /1m.bin "connection paired under the pinning agent still answers"
 assert_redirected b1 "connection paired under the pinning agent is still redirected"
 if [ -n "$m0" ] && m1=$(stat_get redirected_msgs 2>/dev/null); then
@@ -111,12 +118,7 @@ kill -KILL "$AGENT_PID"
 wait "$AGENT_PID" 2>/dev/null
 AGENT_PID=
 sleep 16 # GUARD_ALIVE_NS (bpf/accel.h) and a second
-ka open d2 || fail "new connection after SIGKILL: $KA_REPLY"
-ka_get d2 /1m.bin "connection made 16 s after SIGKILL answers byte-exact"
-ka rcvd d2 || fail "tcp_info of d2: $KA_REPLY"
-[ "${KA_REPLY#ok }" -ge $((MIB / 2)) ] ||
-	fail_diag "connection made 16 s after the pinning agent was SIGKILLed was redirected without the guard (TCP received ${KA_REPLY#ok } bytes of 1 MiB)"
-ok "connection made 16 s after SIGKILL is not paired: TCP carried it (${KA_REPLY#ok } bytes)"
+assert_unpaired d2 "connection made 16 s after the pinning agent was SIGKILLed"
 ka_get d1 /1m.bin "connection paired under the killed agent still answers"
 assert_redirected d1 "connection paired under the killed agent is still redirected"
 
