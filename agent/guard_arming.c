@@ -9,24 +9,25 @@
 #include "guard_arming.h"
 #include "log.h"
 
-static time_t now_sec(void)
+/* CLOCK_MONOTONIC, the clock of bpf_ktime_get_ns */
+static __u64 now_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec;
+	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-/* armed, and the time the data plane checks it against (GUARD_ALIVE_NS:
- * the same clock as bpf_ktime_get_ns) */
+static time_t now_sec(void)
+{
+	return now_ns() / 1000000000ULL;
+}
+
+/* armed, and when, which the data plane checks against GUARD_ALIVE_NS */
 static int write_state(const struct guard_arming *a, bool armed)
 {
-	struct guard_state gs = { .armed = armed };
-	struct timespec ts;
+	struct guard_state gs = { .armed = armed, .alive_ns = now_ns() };
 	__u32 zero = 0;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	gs.alive_ns = (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 
 	return bpf_map_update_elem(a->state_fd, &zero, &gs, BPF_ANY) ? -errno : 0;
 }
