@@ -368,6 +368,11 @@ static void cli_one(void)
 		conn_errno(&c, errno, "connect");
 		goto out;
 	}
+	/* bound now (the SYN is out): a connection reset before the
+	 * handshake is seen here still names its port, so the test can join
+	 * it with the server's view */
+	getsockname(c.fd, (void *)&me, &len);
+	c.port = ntohs(me.sin_port);
 	if (!wait_fd(&c, POLLOUT)) {
 		conn_end(&c, "timeout", "connect");
 		goto out;
@@ -378,9 +383,6 @@ static void cli_one(void)
 		conn_errno(&c, err, "connect");
 		goto out;
 	}
-	len = sizeof(me);
-	getsockname(c.fd, (void *)&me, &len);
-	c.port = ntohs(me.sin_port);
 	memcpy(hdr, "SPLK", 4);
 	memcpy(hdr + 4, &c.port, 2);
 	memset(hdr + 6, 0, 2);
