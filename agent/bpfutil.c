@@ -100,6 +100,8 @@ int object_progs(const struct bpf_object *obj, struct prog_ref *out, int max)
 	int n = 0;
 
 	bpf_object__for_each_program(prog, obj) {
+		if (bpf_program__fd(prog) < 0)
+			continue; /* not loaded: the other set of the guard's hooks */
 		if (n < max)
 			out[n++] = (struct prog_ref){ bpf_program__name(prog), bpf_program__fd(prog) };
 	}

@@ -25,7 +25,7 @@ enum {
 	OPT_PID_FILE = 1000, OPT_PORTS, OPT_PIN, OPT_NO_FOLLOW, OPT_SHORT_CONN, OPT_XDP,
 	OPT_XDP_SAMPLE, OPT_METRICS, OPT_MAX_UNREAD, OPT_UNREAD_BUDGET, OPT_FORCE,
 	OPT_ALLOW_ROOT, OPT_ANY_PROCESS, OPT_K8S_SELECTOR, OPT_K8S_NODE, OPT_K8S_API,
-	OPT_GUARD_IDLE,
+	OPT_GUARD_IDLE, OPT_GUARD_HOOKS,
 };
 
 static const struct argp_option run_options[] = {
@@ -72,10 +72,15 @@ static const struct argp_option run_options[] = {
 	{ "unread-budget", OPT_UNREAD_BUDGET, "SIZE", 0,
 	  "host-wide bound on unread redirected bytes: past it the largest are ended "
 	  "(default: half of tcp_mem's pressure threshold)", 0 },
+	{ "guard-hooks", OPT_GUARD_HOOKS, "HOOKS", 0,
+	  "how the guard sees splice(2) readers and MSG_OOB sends: 'fentry' (on the two "
+	  "kernel functions only tracked sockets reach; needs BPF trampolines), "
+	  "'tracepoints' (syscall tracepoints: load everywhere, but slow every syscall on "
+	  "the host while attached) or 'auto' (the default: fentry if the kernel takes it)", 0 },
 	{ "guard-idle", OPT_GUARD_IDLE, "SECONDS", 0,
-	  "detach the guard's host-wide syscall tracepoints (MSG_OOB, splice) after this long "
-	  "with no tracked socket; the next local connection re-attaches them and stays on "
-	  "TCP itself (default 30; 0: never detach)", 0 },
+	  "with tracepoint hooks: detach them after this long with no tracked socket; the "
+	  "next local connection re-attaches them and stays on TCP itself (default 30; 0: "
+	  "never detach).  fentry hooks stay attached: they cost nothing while idle", 0 },
 	{ "force", OPT_FORCE, NULL, 0,
 	  "accelerate even where the kernel self-test fails a check that can lose, corrupt "
 	  "or hang connections (for kernel developers; never in production)", 0 },
@@ -197,6 +202,13 @@ static error_t run_parse(int key, char *arg, struct argp_state *state)
 		o->guard_idle = n;
 		break;
 	}
+	case OPT_GUARD_HOOKS:
+		for (o->guard_hooks = 0; o->guard_hooks < GUARD_HOOKS__MAX; o->guard_hooks++)
+			if (!strcmp(arg, guard_hooks_names[o->guard_hooks]))
+				break;
+		if (o->guard_hooks == GUARD_HOOKS__MAX)
+			usage_error(state, "--guard-hooks: '%s' is not auto, fentry or tracepoints", arg);
+		break;
 	case OPT_SHORT_CONN: {
 		char *end;
 		unsigned long n = strtoul(arg, &end, 10);
@@ -335,6 +347,7 @@ static int do_run(void *opts)
 		.max_unread = o->max_unread,
 		.check_local_addrs = true,
 		.guard = true,
+		.guard_hooks = o->guard_hooks,
 		.pin = o->pin,
 	};
 	char err[PATH_MAX + 256] = "";
@@ -449,8 +462,13 @@ static int do_run(void *opts)
 	}
 	if (dataplane_attach_msg(&rt->dp))
 		goto out;
+	snprintf(rt->info.guard_hooks, sizeof(rt->info.guard_hooks), "%s",
+		 guard_hooks_names[rt->dp.guard.hooks]);
+	/* idling only saves the tracepoints' syscall tax: fentry hooks run
+	 * for tracked sockets (and TCP splices) only, so they stay */
 	if (arming_start(&rt->arming, &rt->dp.guard, rt->maps.fd[MAP_GUARD_STATE],
-			 rt->maps.fd[MAP_GUARD_WAKEUP], rt->maps.fd[MAP_SOCK_HASH], o->guard_idle)) {
+			 rt->maps.fd[MAP_GUARD_WAKEUP], rt->maps.fd[MAP_SOCK_HASH],
+			 rt->dp.guard.hooks == GUARD_HOOKS_TRACEPOINTS ? o->guard_idle : 0)) {
 		pr_warn("arming the guard: %s\n", strerror(errno));
 		goto out;
 	}

@@ -56,7 +56,7 @@ const struct counter_def counter_table[] = {
 	{ "local_addresses", "ngx_sockmap_local_addresses", CT_GAUGE, CU_COUNT,
 	  "addresses of namespaces with tracked processes", ONE, AT(gauges.local_addrs) },
 	{ "guards_armed", "ngx_sockmap_guards_armed", CT_BOOL, CU_COUNT,
-	  "the guard's syscall tracepoints are attached", ONE, AT(gauges.guards_armed) },
+	  "the guard's splice and MSG_OOB hooks are attached", ONE, AT(gauges.guards_armed) },
 	{ "paused", "ngx_sockmap_paused", CT_BOOL, CU_COUNT,
 	  "new connections are not tracked (pause, selftest)", ONE, AT(paused) },
 	{ "accelerating", "ngx_sockmap_accelerating", CT_BOOL, CU_COUNT,

@@ -168,7 +168,7 @@ int dataplane_load(struct dataplane *dp, const struct dataplane_params *p)
 	}
 	if (!p->guard)
 		return 0;
-	err = guard_load(&dp->guard, dp->skel->obj);
+	err = guard_load(&dp->guard, dp->skel->obj, p->guard_hooks);
 	if (!err)
 		err = guard_attach(&dp->guard, bpf_map__fd(dp->skel->maps.sock_hash),
 				   p->splice_guard);

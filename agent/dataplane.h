@@ -28,6 +28,7 @@ struct dataplane_params {
 	bool check_local_addrs;       /* insert only peers in tracked netns */
 	bool guard;                   /* load the guard (the agent; not the selftest) */
 	bool splice_guard;            /* end connections whose reader splices */
+	int guard_hooks;              /* enum guard_hooks: what to try */
 	bool pin;                     /* pin maps and links under PIN_DIR */
 	bool selftest_knobs;          /* the self-test's private copy only */
 	unsigned int test_claim_delay; /* tests only: widen the claim race */

@@ -14,14 +14,49 @@
 #include "guard.skel.h"
 #include "log.h"
 
-int guard_load(struct guard *g, const struct bpf_object *dataplane)
+const char *const guard_hooks_names[GUARD_HOOKS__MAX] = {
+	[GUARD_HOOKS_AUTO] = "auto",
+	[GUARD_HOOKS_FENTRY] = "fentry",
+	[GUARD_HOOKS_TRACEPOINTS] = "tracepoints",
+};
+
+/* The programs of one set of hooks, splice's first (bpf/guard.bpf.c). */
+static int hook_progs(const struct guard *g, enum guard_hooks hooks, struct bpf_program **out)
 {
+	struct guard_bpf *s = g->skel;
+	int n = 0;
+
+	if (hooks == GUARD_HOOKS_FENTRY) {
+		out[n++] = s->progs.splice_fentry;
+		out[n++] = s->progs.send_fentry;
+		out[n++] = s->progs.send_fexit;
+		return n;
+	}
+	out[n++] = s->progs.splice_enter;
+	out[n++] = s->progs.sendto_enter;
+	out[n++] = s->progs.sendmsg_enter;
+	out[n++] = s->progs.sendmmsg_enter;
+	out[n++] = s->progs.sendto_exit;
+	out[n++] = s->progs.sendmsg_exit;
+	out[n++] = s->progs.sendmmsg_exit;
+	return n;
+}
+
+/* Open and load with one set of hooks; the other is not loaded. */
+static int load_with(struct guard *g, const struct bpf_object *dataplane, enum guard_hooks hooks)
+{
+	struct bpf_program *progs[GUARD_MAX_HOOKS];
 	struct bpf_map *map, *theirs;
-	int err;
+	int err, i, n;
 
 	g->skel = guard_bpf__open();
 	if (!g->skel)
 		return -errno;
+	g->hooks = hooks;
+	n = hook_progs(g, hooks == GUARD_HOOKS_FENTRY ? GUARD_HOOKS_TRACEPOINTS : GUARD_HOOKS_FENTRY,
+		       progs);
+	for (i = 0; i < n; i++)
+		bpf_program__set_autoload(progs[i], false);
 	/* one copy of every shared map: the data plane's */
 	bpf_object__for_each_map(map, g->skel->obj) {
 		theirs = bpf_object__find_map_by_name(dataplane, bpf_map__name(map));
@@ -31,7 +66,32 @@ int guard_load(struct guard *g, const struct bpf_object *dataplane)
 		if (err)
 			return err;
 	}
-	err = guard_bpf__load(g->skel);
+	return guard_bpf__load(g->skel);
+}
+
+int guard_load(struct guard *g, const struct bpf_object *dataplane, enum guard_hooks want)
+{
+	int err;
+
+	if (want != GUARD_HOOKS_TRACEPOINTS) {
+		err = load_with(g, dataplane, GUARD_HOOKS_FENTRY);
+		if (!err)
+			return 0;
+		guard_bpf__destroy(g->skel);
+		g->skel = NULL;
+		if (want == GUARD_HOOKS_FENTRY) {
+			pr_warn("--guard-hooks fentry: this kernel refuses the guard's fentry programs "
+				"(%s; -v shows why); --guard-hooks tracepoints loads everywhere\n",
+				strerror(-err));
+			return err;
+		}
+		/* EPERM where trampolines are refused (this project's own
+		 * development host); the tracepoints load everywhere */
+		pr_info("the guard's fentry programs were refused (%s): using syscall tracepoints, "
+			"which slow every syscall on the host while sockets are tracked\n",
+			strerror(-err));
+	}
+	err = load_with(g, dataplane, GUARD_HOOKS_TRACEPOINTS);
 	if (err)
 		pr_warn("loading the guard failed: %s (run with -v for the verifier log)\n",
 			strerror(-err));
@@ -72,36 +132,33 @@ int guard_attach(struct guard *g, int sock_hash_fd, bool splice)
 
 int guard_arm(struct guard *g)
 {
-	struct bpf_program *tps[] = {
-		g->skel->progs.splice_enter, g->skel->progs.sendto_enter,
-		g->skel->progs.sendmsg_enter, g->skel->progs.sendmmsg_enter,
-		g->skel->progs.sendto_exit, g->skel->progs.sendmsg_exit,
-		g->skel->progs.sendmmsg_exit,
-	};
-	unsigned int i;
-	int err;
+	struct bpf_program *progs[GUARD_MAX_HOOKS];
+	int err, i, n;
 
-	if (g->n_tracepoints)
+	if (g->n_hooks)
 		return 0;
-	err = ensure_tracefs();
-	if (err) {
-		pr_warn("the guard's tracepoints need tracefs, and mounting it failed (%s): "
-			"mount -t tracefs nodev /sys/kernel/tracing (in a container: mount the host's)\n",
-			strerror(-err));
-		return err;
+	if (g->hooks == GUARD_HOOKS_TRACEPOINTS) {
+		err = ensure_tracefs();
+		if (err) {
+			pr_warn("the guard's tracepoints need tracefs, and mounting it failed (%s): "
+				"mount -t tracefs nodev /sys/kernel/tracing (in a container: mount the host's)\n",
+				strerror(-err));
+			return err;
+		}
 	}
+	n = hook_progs(g, g->hooks, progs);
 	/* where splice(2) sees redirected bytes (selftest: splice_read), a
 	 * splicing reader needs nothing */
-	for (i = g->splice ? 0 : 1; i < sizeof(tps) / sizeof(tps[0]); i++) {
-		g->tracepoints[g->n_tracepoints] = bpf_program__attach(tps[i]);
-		if (!g->tracepoints[g->n_tracepoints]) {
+	for (i = g->splice ? 0 : 1; i < n; i++) {
+		g->hook_links[g->n_hooks] = bpf_program__attach(progs[i]);
+		if (!g->hook_links[g->n_hooks]) {
 			err = -errno;
-			pr_warn("attaching %s failed: %s\n", bpf_program__name(tps[i]),
+			pr_warn("attaching %s failed: %s\n", bpf_program__name(progs[i]),
 				strerror(-err));
 			guard_disarm(g);
 			return err;
 		}
-		g->n_tracepoints++;
+		g->n_hooks++;
 	}
 	return 0;
 }
@@ -113,10 +170,10 @@ void guard_disarm(struct guard *g)
 	__u32 zero = 0;
 	int i;
 
-	for (i = 0; i < g->n_tracepoints; i++)
-		bpf_link__destroy(g->tracepoints[i]);
-	g->n_tracepoints = 0;
-	/* a sender between its enter and exit tracepoints stays marked:
+	for (i = 0; i < g->n_hooks; i++)
+		bpf_link__destroy(g->hook_links[i]);
+	g->n_hooks = 0;
+	/* a sender between its enter and exit hooks stays marked:
 	 * forget them all (no socket is in the map, nothing reads them) */
 	while (!bpf_map_get_next_key(fd, NULL, &key))
 		bpf_map_delete_elem(fd, &key);
@@ -137,9 +194,9 @@ void guard_destroy(struct guard *g)
 {
 	int i;
 
-	for (i = 0; i < g->n_tracepoints; i++)
-		bpf_link__destroy(g->tracepoints[i]);
-	g->n_tracepoints = 0;
+	for (i = 0; i < g->n_hooks; i++)
+		bpf_link__destroy(g->hook_links[i]);
+	g->n_hooks = 0;
 	bpf_link__destroy(g->reset_iter);
 	bpf_link__destroy(g->unread_iter);
 	g->reset_iter = g->unread_iter = NULL;

@@ -17,22 +17,38 @@ struct bpf_object;
 struct bpf_link;
 struct bpf_program;
 
+/* How the guard sees splice and MSG_OOB sends (bpf/guard.bpf.c):
+ * fentry on the two kernel functions only tracked sockets reach, or, where
+ * the kernel refuses trampolines, syscall tracepoints, which put every
+ * syscall on the host on the slow path while attached. */
+enum guard_hooks {
+	GUARD_HOOKS_AUTO,        /* fentry, else tracepoints */
+	GUARD_HOOKS_FENTRY,
+	GUARD_HOOKS_TRACEPOINTS,
+	GUARD_HOOKS__MAX,
+};
+extern const char *const guard_hooks_names[GUARD_HOOKS__MAX];
+
+#define GUARD_MAX_HOOKS 8
+
 struct guard {
 	struct guard_bpf *skel;
-	struct bpf_link *tracepoints[8]; /* while armed (guard_arming.c) */
-	int n_tracepoints;
-	bool splice;                     /* splice's tracepoint too */
+	enum guard_hooks hooks;          /* loaded: FENTRY or TRACEPOINTS */
+	struct bpf_link *hook_links[GUARD_MAX_HOOKS]; /* while armed (guard_arming.c) */
+	int n_hooks;
+	bool splice;                     /* splice's hook too */
 	struct bpf_link *reset_iter;  /* iter/tcp: reset_doomed */
 	struct bpf_link *unread_iter; /* iter/sockmap over sock_hash: scan_unread */
 };
 
 /* Open and load, sharing every map of the same name with the data plane's
- * object (accel_maps.h).  0 or -errno. */
-int guard_load(struct guard *g, const struct bpf_object *dataplane);
-/* The iterators; splice: guard_arm attaches splice's tracepoint too. */
+ * object (accel_maps.h), with the hooks asked for (AUTO: fentry if the
+ * kernel takes them).  0 or -errno. */
+int guard_load(struct guard *g, const struct bpf_object *dataplane, enum guard_hooks want);
+/* The iterators; splice: guard_arm attaches splice's hook too. */
 int guard_attach(struct guard *g, int sock_hash_fd, bool splice);
-/* The syscall tracepoints (MSG_OOB sends, splice): attach, or detach and
- * forget the senders they marked.  guard_arming.c decides when. */
+/* The hooks (MSG_OOB sends, splice): attach, or detach and forget the
+ * senders they marked.  guard_arming.c decides when. */
 int guard_arm(struct guard *g);
 void guard_disarm(struct guard *g);
 /* setsockopt(TCP_ULP) refusal on a cgroup: a bpf_link, NULL + errno. */

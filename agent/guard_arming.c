@@ -45,10 +45,10 @@ static int arm(struct guard_arming *a)
 
 	if (a->armed)
 		return write_state(a, true); /* clears a late 'wanted' */
-	/* the tracepoints before the data plane may insert anything */
+	/* the hooks before the data plane may insert anything */
 	err = guard_arm(a->guard);
 	if (err) {
-		pr_warn("attaching the guard's tracepoints failed (%s): local connections stay on TCP\n",
+		pr_warn("attaching the guard's hooks failed (%s): local connections stay on TCP\n",
 			strerror(-err));
 		return err;
 	}

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * When the guard's syscall tracepoints are attached.
+ * When the guard's hooks (guard.h) are attached.
  *
- * They watch every send*() and splice() of every process on the host (a
- * syscall tracepoint can't be limited to a cgroup), and while one is
- * enabled every syscall of every task takes the kernel's slow entry path:
- * about 400 ns more per send+recv pair measured here (docs/DESIGN.md,
- * "Guard arming").
+ * With tracepoint hooks they watch every send*() and splice() of every
+ * process on the host (a syscall tracepoint can't be limited to a cgroup),
+ * and while one is enabled every syscall of every task takes the kernel's
+ * slow entry path: about 400 ns more per send+recv pair measured here
+ * (docs/DESIGN.md, "Guard arming").  fentry hooks cost nothing while no
+ * socket is tracked: the agent never idles them (idle_sec 0).
  * Where nothing is local that is a cost with no use, so:
  *
  *   - armed at start (the first local connections pair at once);
@@ -14,12 +15,12 @@
  *     plane is told first (guard_state.armed = 0: no socket may enter),
  *     every BPF program that may have read the old value is waited for
  *     (bpf_wait_programs), and only if the map is still empty are the
- *     tracepoints detached; else it stays armed;
- *   - re-armed when a socket wanted in (guard_wakeup): tracepoints first,
+ *     hooks detached; else it stays armed;
+ *   - re-armed when a socket wanted in (guard_wakeup): hooks first,
  *     then guard_state.armed = 1.  That connection stays on TCP
  *     (fallbacks{arming}); the next ones pair.
  *
- * So a socket is in the SOCKHASH only while the tracepoints are attached.
+ * So a socket is in the SOCKHASH only while the hooks are attached.
  */
 #ifndef NGX_SOCKMAP_GUARD_ARMING_H
 #define NGX_SOCKMAP_GUARD_ARMING_H

@@ -36,6 +36,7 @@ struct run_opts {
 	uint64_t max_unread;          /* per reader, bytes (--max-unread) */
 	uint64_t unread_budget;       /* host-wide, bytes; 0: from tcp_mem */
 	unsigned int guard_idle;      /* s of no tracked socket before the guard idles; 0: never */
+	int guard_hooks;              /* enum guard_hooks (guard.h) */
 	bool metrics;                 /* serve /metrics (--metrics off: no) */
 	struct sockaddr_storage metrics_addr;
 	socklen_t metrics_addr_len;

@@ -51,6 +51,7 @@ struct agent_info {
 	} xdp[XDP_MAX_IFACES];
 	int n_xdp;
 	char metrics[64];       /* listen address, "" when off */
+	char guard_hooks[16];   /* the guard's hooks: fentry, tracepoints; "" without one */
 	struct ring_place rings[RING__MAX];
 };
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* What `status` prints: the agent (state.h), then the counter table. */
 #include <stdio.h>
+#include <string.h>
 #include <json-c/json.h>
 #include "paths.h"
 #include "status.h"
@@ -21,6 +22,10 @@ void status_print_text(FILE *out, const struct counters *c, const struct agent_i
 		fprintf(out, "xdp         %s (%s mode)\n", info->xdp[i].name, info->xdp[i].mode);
 	if (info->metrics[0])
 		fprintf(out, "metrics     http://%s/metrics\n", info->metrics);
+	if (info->guard_hooks[0])
+		fprintf(out, "guard       %s%s\n", info->guard_hooks,
+			strcmp(info->guard_hooks, "tracepoints") ? ""
+			: " (the kernel refuses fentry: every syscall on the host is slower while armed)");
 	if (info->rings[RING_CONN].transport[0])
 		fprintf(out, "events      %s%s%s\n", info->rings[RING_CONN].transport,
 			info->rings[RING_CONN].addr ? " (read in place)" : " (BPF ring buffer: no arena here)",
@@ -77,6 +82,7 @@ json_object *status_to_json(const struct counters *c, const struct agent_info *i
 	}
 	json_object_object_add(root, "xdp", a);
 	json_object_object_add(root, "metrics", json_str(info->metrics));
+	json_object_object_add(root, "guard_hooks", json_str(info->guard_hooks));
 	o = json_object_new_object();
 	json_object_object_add(o, "connections", json_str(info->rings[RING_CONN].transport));
 	json_object_object_add(o, "packets", json_str(info->rings[RING_PKT].transport));

@@ -978,7 +978,7 @@ static __always_inline __u64 unread_limit(const struct sock_state *st)
 	return limit;
 }
 
-/* Is this task inside a send() with MSG_OOB (guard.bpf.c's tracepoints)?
+/* Is this task inside a send() with MSG_OOB (guard.bpf.c's send hooks)?
  * One array lookup (inlined) per send while nobody sends urgent data. */
 static __always_inline bool sending_oob(void)
 {

@@ -43,9 +43,9 @@ struct {
 	__uint(max_entries, 64 * 1024);
 } reset_requests SEC(".maps");
 
-/* pid_tgid of tasks inside a send syscall with MSG_OOB (the guard's
- * tracepoints), and how many there are: sk_msg looks the task up only
- * while the count is not zero. */
+/* pid_tgid of tasks inside a send with MSG_OOB (the guard's send hooks:
+ * the syscall, or tcp_bpf_sendmsg()), and how many there are: sk_msg looks
+ * the task up only while the count is not zero. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1024);

@@ -4,11 +4,11 @@
  * TCP would, and ends such connections.  Shares the data plane's maps
  * (accel_maps.h; the agent hands them over with bpf_map__reuse_fd).
  *
- *   splice_enter    a tracked socket read with splice(2): tcp_splice_read()
+ *   splice_*        a tracked socket read with splice(2): tcp_splice_read()
  *                   reads only sk_receive_queue, never the psock's
  *                   ingress_msg, so the reader would wait forever (or spin:
  *                   poll says readable).  Ask for a reset.
- *   send*_enter/exit  a send() with MSG_OOB: tcp_bpf_sendmsg() has no urgent
+ *   send*_*         a send() with MSG_OOB: tcp_bpf_sendmsg() has no urgent
  *                   path, a redirect delivers the byte inline.  Mark the
  *                   task; msg_redirect sends it through TCP or ends the
  *                   connection.
@@ -28,8 +28,18 @@
  *                   second: unread redirected bytes per socket, for the
  *                   gauges and the host-wide budget.
  *
- * Tracepoints, not fentry: this is what loads on every kernel we run on
- * (trampoline programs are refused on some hosts, this one included).
+ * The splice and MSG_OOB checks come in two sets of hooks, and the agent
+ * loads one (agent/guard.c, --guard-hooks):
+ *
+ *   fentry          on tcp_splice_read() and tcp_bpf_sendmsg(): only a TCP
+ *                   splice and a send on a tracked socket run them.  Needs
+ *                   BPF trampolines, which some hosts refuse (EPERM; this
+ *                   development host, which also has no kprobes).
+ *   tracepoints     on the splice and send* syscalls: load everywhere, but
+ *                   while one is attached every syscall of every task on
+ *                   the host takes the slow entry path (kernel/tracepoint.c
+ *                   syscall_regfunc sets SYSCALL_TRACEPOINT on all
+ *                   threads), and only syscalls are seen (not io_uring).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -67,32 +77,15 @@ struct {
 #define SK_USER_DATA_PSOCK_BIT 4ULL
 #define SK_USER_DATA_FLAGS     7ULL
 
-/* The socket behind fd of the current task, if it is one of ours: in a
- * sockmap with our sk_msg program.  Probe reads all along: a tracepoint
- * gets no typed pointers. */
-static __always_inline struct sock *our_socket_of_fd(int fd)
+/* sk, if it is one of ours: in a sockmap with our sk_msg program.  Probe
+ * reads all along: a tracepoint gets no typed pointers. */
+static __always_inline struct sock *our_socket(struct sock *sk)
 {
-	struct task_struct *task = (void *)bpf_get_current_task();
-	struct file **fds, *f = NULL;
 	struct sk_psock *psock;
 	struct bpf_prog *prog;
 	char name[16] = {};
-	struct socket *sock;
-	struct fdtable *fdt;
-	struct sock *sk;
 	__u64 ud;
 
-	if (fd < 0)
-		return NULL;
-	fdt = BPF_CORE_READ(task, files, fdt);
-	if (!fdt || (unsigned int)fd >= BPF_CORE_READ(fdt, max_fds))
-		return NULL;
-	fds = BPF_CORE_READ(fdt, fd);
-	bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]);
-	if (!f || (BPF_CORE_READ(f, f_inode, i_mode) & S_IFMT) != S_IFSOCK)
-		return NULL;
-	sock = BPF_CORE_READ(f, private_data);
-	sk = BPF_CORE_READ(sock, sk);
 	if (!sk)
 		return NULL;
 	ud = (__u64)BPF_CORE_READ(sk, sk_user_data);
@@ -109,23 +102,58 @@ static __always_inline struct sock *our_socket_of_fd(int fd)
 	return sk;
 }
 
-SEC("tracepoint/syscalls/sys_enter_splice")
-int splice_enter(struct trace_event_raw_sys_enter *ctx)
+/* The socket behind fd of the current task, if it is one of ours. */
+static __always_inline struct sock *our_socket_of_fd(int fd)
 {
-	struct sock *sk = our_socket_of_fd((int)ctx->args[0]);
+	struct task_struct *task = (void *)bpf_get_current_task();
+	struct file **fds, *f = NULL;
+	struct socket *sock;
+	struct fdtable *fdt;
+
+	if (fd < 0)
+		return NULL;
+	fdt = BPF_CORE_READ(task, files, fdt);
+	if (!fdt || (unsigned int)fd >= BPF_CORE_READ(fdt, max_fds))
+		return NULL;
+	fds = BPF_CORE_READ(fdt, fd);
+	bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]);
+	if (!f || (BPF_CORE_READ(f, f_inode, i_mode) & S_IFMT) != S_IFSOCK)
+		return NULL;
+	sock = BPF_CORE_READ(f, private_data);
+	return our_socket(BPF_CORE_READ(sock, sk));
+}
+
+/* A splice on one of ours: ask for its reset, once. */
+static __always_inline void spliced_socket(struct sock *sk)
+{
 	__u64 cookie;
 	__u8 one = 1;
 
 	if (!sk)
-		return 0;
+		return;
 	cookie = BPF_CORE_READ(sk, __sk_common.skc_cookie.counter);
 	if (bpf_map_update_elem(&spliced, &cookie, &one, BPF_NOEXIST))
-		return 0; /* reported already */
+		return; /* reported already */
 	request_reset(cookie, RS_SPLICE);
+}
+
+SEC("tracepoint/syscalls/sys_enter_splice")
+int splice_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	spliced_socket(our_socket_of_fd((int)ctx->args[0]));
 	return 0;
 }
 
-/* MSG_OOB sends: the task is marked for the length of the syscall. */
+/* inet_stream_ops and inet6_stream_ops .splice_read (net/ipv4/af_inet.c) */
+SEC("fentry/tcp_splice_read")
+int BPF_PROG(splice_fentry, struct socket *sock)
+{
+	spliced_socket(our_socket(BPF_CORE_READ(sock, sk)));
+	return 0;
+}
+
+/* MSG_OOB sends: the task is marked for the length of the syscall (the
+ * tracepoints) or of tcp_bpf_sendmsg() (fentry, fexit). */
 static __always_inline void oob_enter(__u64 flags)
 {
 	__u64 me = bpf_get_current_pid_tgid(), *n;
@@ -188,6 +216,23 @@ int sendmsg_exit(void *ctx)
 
 SEC("tracepoint/syscalls/sys_exit_sendmmsg")
 int sendmmsg_exit(void *ctx)
+{
+	oob_exit();
+	return 0;
+}
+
+/* tcp_bpf_prots' .sendmsg (net/ipv4/tcp_bpf.c): the sendmsg of every
+ * socket with a psock, whatever the caller (a syscall, io_uring), and of
+ * no other.  msg_redirect runs inside it, between these two. */
+SEC("fentry/tcp_bpf_sendmsg")
+int BPF_PROG(send_fentry, struct sock *sk, struct msghdr *msg)
+{
+	oob_enter(BPF_CORE_READ(msg, msg_flags));
+	return 0;
+}
+
+SEC("fexit/tcp_bpf_sendmsg")
+int BPF_PROG(send_fexit)
 {
 	oob_exit();
 	return 0;

@@ -63,6 +63,8 @@ expect 2 'pid && abc' "non-numeric pid" "$AGENT" run -p abc
 expect 2 'port && (^|[^0-9])0([^0-9]|$)' "--ports 0" "$AGENT" run --ports 0 -c "$CG"
 expect 2 'port && 70000' "--ports 70000" "$AGENT" run --ports 70000 -c "$CG"
 expect 2 'port && abc' "--ports abc" "$AGENT" run --ports abc -c "$CG"
+expect 2 'guard-hooks && kprobe && fentry && tracepoints' "--guard-hooks kprobe" \
+	"$AGENT" run --guard-hooks kprobe -c "$CG"
 
 log "--- runtime errors: exit 1"
 expect 1 '/nonexistent-ngx-sockmap' "path that does not exist" \

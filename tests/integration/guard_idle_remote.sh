@@ -1,8 +1,9 @@
 # timeout: 90
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # Proves: the guard's host-wide syscall tracepoints (MSG_OOB sends,
-# splice) are attached only while connections are tracked, and a socket
-# never enters the SOCKHASH while they are not.
+# splice; --guard-hooks tracepoints, what the agent takes where the kernel
+# refuses fentry) are attached only while connections are tracked, and a
+# socket never enters the SOCKHASH while they are not.
 #  1. At start they are attached (guards_armed yes).
 #  2. Remote traffic only (a client in a namespace no tracked process
 #     lives in, through a veth): never tracked, so after --guard-idle 2 the
@@ -17,19 +18,7 @@
 cg_new CS srv
 cg_new CC cli
 
-# our_tracepoints: how many syscall tracepoint links the agent holds: its
-# link fds (fdinfo: link_type, prog_id) whose program is one of the guard's
-# *_enter/*_exit (fdinfo names the tracepoint only on newer kernels)
-our_tracepoints() {
-	local ids
-	ids=$(grep -h '^prog_id:' $(grep -l '^link_type:' /proc/"$AGENT_PID"/fdinfo/* 2>/dev/null) \
-		2>/dev/null | awk '{print $2}')
-	bpftool -j prog show 2>/dev/null | python3 -c '
-import json, sys
-ids = set(int(x) for x in sys.argv[1:])
-print(sum(1 for p in json.load(sys.stdin)
-          if p["id"] in ids and p.get("name", "").endswith(("_enter", "_exit"))))' $ids
-}
+our_tracepoints() { agent_prog_links "$GUARD_TP_PROGS"; }
 armed() { [ "$(stat_get guards_armed)" = True ] && echo 1 || echo 0; }
 wait_armed() { # wait_armed WANT SECS
 	local i
@@ -42,7 +31,8 @@ wait_armed() { # wait_armed WANT SECS
 
 host_tps() { bpftool -j link list | grep -o '"tracepoint":"sys_[a-z_]*"' | grep -c 'send\|splice' || true; }
 before=$(host_tps)
-agent_start -c "$CS" -c "$CC" --guard-idle 2
+# idling is for the tracepoints (fentry hooks never idle: guard_hooks.sh)
+agent_start -c "$CS" -c "$CC" --guard-idle 2 --guard-hooks tracepoints
 assert_eq "$(armed)" 1 "armed at start"
 assert_ge "$(our_tracepoints)" 6 "the agent's syscall tracepoints are attached at start"
 

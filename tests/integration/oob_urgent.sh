@@ -10,6 +10,7 @@
 # reference: with the agent the reader must record exactly the same list
 # (and every send must return the same), or see a reset with the sender
 # seeing an error, having read only a prefix of the reference stream.
+# With each set of the guard's hooks the kernel loads (guard_hooks.sh).
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/tcpkit.sh"
 PY=$TOP/tests/lib/oob_probe.py
@@ -44,33 +45,41 @@ probe ref
 R=$TMP/ref
 assert_eq "$(jget $R/reader.json end)" eof "plain TCP: the reader read to EOF"
 
-agent_start -c "$CS" -c "$CC"
-st p0 pairs
-r0=$(stat_get resets.oob 2>/dev/null || echo missing)
-probe tracked
-T=$TMP/tracked
-st p1 pairs
-log "pairs +$((p1 - p0)), resets.oob before: $r0"
-assert_ge $((p1 - p0)) 1 "the tracked sender and reader paired"
-if [ "$(jget $T/reader.json end)" = reset ]; then
-	# the other allowed outcome: ended on both sides, counted
-	case $(jget $T/sender.json sends) in
-	*error:*) ok "the sender saw an error: $(jget $T/sender.json sends)" ;;
-	*) fail "the reader was reset but every send succeeded: $(jget $T/sender.json sends)" ;;
-	esac
-	stream=$(jget $T/reader.json stream)
-	[[ "$(jget $R/reader.json stream)" == "$stream"* ]] ||
-		fail "the reader got '$stream' before the reset, not a prefix of '$(jget $R/reader.json stream)'"
-	ok "what the reader got before the reset is a prefix of the TCP stream"
-	[ "$r0" = missing ] && fail "status --json has no resets.oob"
-	st r1 resets.oob
-	assert_eq $((r1 - r0)) 1 "resets.oob counted the connection"
-else
-	assert_eq "$(jget $T/reader.json seen)" "$(jget $R/reader.json seen)" \
-		"the reader saw what plain TCP gives (stream, urgent byte, SIOCATMARK)"
-	assert_eq "$(jget $T/sender.json sends)" "$(jget $R/sender.json sends)" \
-		"every send returned what it returns with plain TCP"
-	assert_eq "$(jget $T/reader.json end)" eof "the reader read to EOF"
-fi
-agent_stop || fail "agent did not exit 0 on SIGTERM"
-ok "agent exited cleanly"
+# The guard's default hooks; where those are fentry, the tracepoints too
+# (what kernels that refuse fentry get).
+hooks_todo=(auto)
+for ((h = 0; h < ${#hooks_todo[@]}; h++)); do
+	agent_start -c "$CS" -c "$CC" --guard-hooks "${hooks_todo[h]}"
+	hooks=$(stat_get guard_hooks)
+	[ "$hooks" = fentry ] && hooks_todo+=(tracepoints)
+	log "--- guard hooks: $hooks"
+	st p0 pairs
+	r0=$(stat_get resets.oob 2>/dev/null || echo missing)
+	probe tracked-$hooks
+	T=$TMP/tracked-$hooks
+	st p1 pairs
+	log "pairs +$((p1 - p0)), resets.oob before: $r0"
+	assert_ge $((p1 - p0)) 1 "the tracked sender and reader paired"
+	if [ "$(jget $T/reader.json end)" = reset ]; then
+		# the other allowed outcome: ended on both sides, counted
+		case $(jget $T/sender.json sends) in
+		*error:*) ok "the sender saw an error: $(jget $T/sender.json sends)" ;;
+		*) fail "the reader was reset but every send succeeded: $(jget $T/sender.json sends)" ;;
+		esac
+		stream=$(jget $T/reader.json stream)
+		[[ "$(jget $R/reader.json stream)" == "$stream"* ]] ||
+			fail "the reader got '$stream' before the reset, not a prefix of '$(jget $R/reader.json stream)'"
+		ok "what the reader got before the reset is a prefix of the TCP stream"
+		[ "$r0" = missing ] && fail "status --json has no resets.oob"
+		st r1 resets.oob
+		assert_eq $((r1 - r0)) 1 "resets.oob counted the connection"
+	else
+		assert_eq "$(jget $T/reader.json seen)" "$(jget $R/reader.json seen)" \
+			"the reader saw what plain TCP gives (stream, urgent byte, SIOCATMARK)"
+		assert_eq "$(jget $T/sender.json sends)" "$(jget $R/sender.json sends)" \
+			"every send returned what it returns with plain TCP"
+		assert_eq "$(jget $T/reader.json end)" eof "the reader read to EOF"
+	fi
+	agent_stop || fail "agent did not exit 0 on SIGTERM"
+	ok "agent ($hooks) exited cleanly"
+done

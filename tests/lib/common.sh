@@ -129,6 +129,24 @@ for k in sys.argv[1].split("."):
 print(v)' "$1"
 }
 
+# agent_prog_links REGEX: how many bpf_links the agent holds whose program's
+# name matches REGEX (python re.search): its link fds (fdinfo: link_type,
+# prog_id); fdinfo names the hook itself only on newer kernels.  The
+# guard's syscall tracepoints: '_(enter|exit)$'; its fentry hooks:
+# '^(splice|send)_f(entry|exit)$'.
+agent_prog_links() {
+	local ids
+	ids=$(grep -h '^prog_id:' $(grep -l '^link_type:' /proc/"$AGENT_PID"/fdinfo/* 2>/dev/null) \
+		2>/dev/null | awk '{print $2}')
+	bpftool -j prog show 2>/dev/null | python3 -c '
+import json, re, sys
+ids = set(int(x) for x in sys.argv[2:])
+print(sum(1 for p in json.load(sys.stdin)
+          if p["id"] in ids and re.search(sys.argv[1], p.get("name", ""))))' "$1" $ids
+}
+GUARD_TP_PROGS='_(enter|exit)$'
+GUARD_FENTRY_PROGS='^(splice|send)_f(entry|exit)$'
+
 # st VAR FIELD: a numeric field of `ngx-sockmap status --json` into VAR
 st() {
 	local v

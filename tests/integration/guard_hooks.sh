@@ -1,0 +1,68 @@
+# timeout: 90
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# Proves: the guard watches splice and MSG_OOB with fentry hooks where the
+# kernel loads them, and then puts no syscall tracepoint on the host (whose
+# slow syscall path every task would pay) and never idles; where the kernel
+# refuses them, the default falls back to the tracepoints and says so, and
+# an explicit --guard-hooks fentry refuses to start, with the reason.
+# (splice_reader.sh and oob_urgent.sh check what each set of hooks does.)
+#  1. auto: status names the hooks, in text and JSON.
+#  2. fentry: its programs attached, no syscall tracepoint of the agent,
+#     still armed after 3 s with nothing tracked and --guard-idle 1.
+#     tracepoints: status says what they cost, and --guard-hooks fentry
+#     exits non-zero naming the refusal.
+#  3. --guard-hooks tracepoints is taken on any kernel.
+#  4. Agent stopped: no link of its hooks left.
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/tcpkit.sh"
+cg_new CS srv
+
+host_tps() { bpftool -j link list | grep -o '"tracepoint":"sys_[a-z_]*"' | grep -c 'send\|splice' || true; }
+before=$(host_tps)
+
+# 1. the default
+agent_start -c "$CS" --guard-idle 1
+hooks=$(stat_get guard_hooks)
+log "auto took: $hooks"
+case $hooks in
+fentry | tracepoints) ok "status --json: guard_hooks $hooks" ;;
+*) fail "status --json guard_hooks is '$hooks', not fentry or tracepoints" ;;
+esac
+"$AGENT" status >"$TMP/status.txt" || fail "status failed"
+grep -q "^guard  *$hooks" "$TMP/status.txt" || fail "status text has no 'guard $hooks' line: $(cat "$TMP/status.txt")"
+ok "status text names the hooks"
+
+# 2. what each costs
+if [ "$hooks" = fentry ]; then
+	assert_eq "$(agent_prog_links "$GUARD_FENTRY_PROGS")" 3 "fentry: splice_fentry, send_fentry, send_fexit attached"
+	assert_eq "$(agent_prog_links "$GUARD_TP_PROGS")" 0 "fentry: no syscall tracepoint of the agent"
+	assert_eq "$(host_tps)" "$before" "fentry: no send/splice syscall tracepoint link on the host"
+	sleep 3
+	assert_eq "$(stat_get guards_armed)" True "fentry: still armed 3 s idle (--guard-idle 1 is for tracepoints)"
+	agent_stop || fail "agent did not exit 0"
+else
+	assert_ge "$(agent_prog_links "$GUARD_TP_PROGS")" 6 "tracepoints: the syscall tracepoints attached"
+	grep -q "refuses fentry" "$TMP/status.txt" || fail "status does not say why tracepoints: $(cat "$TMP/status.txt")"
+	ok "status says the kernel refused fentry"
+	agent_stop || fail "agent did not exit 0"
+	rc=0
+	timeout 60 "$AGENT" run -c "$CS" --no-follow --metrics off --guard-hooks fentry \
+		>"$TMP/fentry.out" 2>"$TMP/fentry.err" || rc=$?
+	log "--guard-hooks fentry: exit $rc: $(head -c 300 "$TMP/fentry.err")"
+	[ "$rc" -ne 0 ] || fail "--guard-hooks fentry started on a kernel that refuses fentry"
+	[ "$rc" -ne 124 ] || fail "--guard-hooks fentry still running after 60 s"
+	grep -q "refuses the guard's fentry programs" "$TMP/fentry.err" ||
+		fail "--guard-hooks fentry failed without naming the refusal"
+	ok "--guard-hooks fentry refuses to start and says why"
+	grep -q '^ready' "$TMP/fentry.out" && fail "--guard-hooks fentry printed ready"
+fi
+assert_eq "$(host_tps)" "$before" "no tracepoint link left after the agent"
+
+# 3. forced tracepoints (a bad value: cli_bad_input.sh)
+agent_start -c "$CS" --guard-hooks tracepoints
+assert_eq "$(stat_get guard_hooks)" tracepoints "--guard-hooks tracepoints is taken"
+assert_ge "$(agent_prog_links "$GUARD_TP_PROGS")" 6 "its syscall tracepoints attached"
+agent_stop || fail "agent did not exit 0"
+
+# 4. nothing left
+assert_eq "$(host_tps)" "$before" "no tracepoint link of the agent left"
