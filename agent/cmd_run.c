@@ -464,6 +464,11 @@ static int do_run(void *opts)
 		goto out;
 	snprintf(rt->info.guard_hooks, sizeof(rt->info.guard_hooks), "%s",
 		 guard_hooks_names[rt->dp.guard.hooks]);
+	if (rt->dp.guard.fentry_err)
+		snprintf(rt->info.guard_why, sizeof(rt->info.guard_why), "fentry refused: %s",
+			 strerror(rt->dp.guard.fentry_err));
+	else if (rt->dp.guard.hooks == GUARD_HOOKS_TRACEPOINTS)
+		snprintf(rt->info.guard_why, sizeof(rt->info.guard_why), "--guard-hooks tracepoints");
 	/* idling only saves the tracepoints' syscall tax: fentry hooks run
 	 * for tracked sockets (and TCP splices) only, so they stay */
 	if (arming_start(&rt->arming, &rt->dp.guard, rt->maps.fd[MAP_GUARD_STATE],

@@ -168,10 +168,9 @@ int dataplane_load(struct dataplane *dp, const struct dataplane_params *p)
 	}
 	if (!p->guard)
 		return 0;
-	err = guard_load(&dp->guard, dp->skel->obj, p->guard_hooks);
+	err = guard_load(&dp->guard, dp->skel->obj, p->guard_hooks, p->splice_guard);
 	if (!err)
-		err = guard_attach(&dp->guard, bpf_map__fd(dp->skel->maps.sock_hash),
-				   p->splice_guard);
+		err = guard_attach(&dp->guard, bpf_map__fd(dp->skel->maps.sock_hash));
 	if (err)
 		pr_warn("the data plane's guard (splice, MSG_OOB, ULP, resets) failed: %s\n",
 			strerror(-err));

@@ -14,13 +14,19 @@
 #include "guard.skel.h"
 #include "log.h"
 
+#ifndef ENOTSUPP
+#define ENOTSUPP 524 /* kernel-internal (include/linux/errno.h): no JIT support */
+#endif
+
 const char *const guard_hooks_names[GUARD_HOOKS__MAX] = {
 	[GUARD_HOOKS_AUTO] = "auto",
 	[GUARD_HOOKS_FENTRY] = "fentry",
 	[GUARD_HOOKS_TRACEPOINTS] = "tracepoints",
 };
 
-/* The programs of one set of hooks, splice's first (bpf/guard.bpf.c). */
+/* The programs of one set of hooks, splice's first (bpf/guard.bpf.c),
+ * and each exit before its enter: a sender marked by an enter hook must
+ * find its exit hook attached. */
 static int hook_progs(const struct guard *g, enum guard_hooks hooks, struct bpf_program **out)
 {
 	struct guard_bpf *s = g->skel;
@@ -28,17 +34,17 @@ static int hook_progs(const struct guard *g, enum guard_hooks hooks, struct bpf_
 
 	if (hooks == GUARD_HOOKS_FENTRY) {
 		out[n++] = s->progs.splice_fentry;
-		out[n++] = s->progs.send_fentry;
 		out[n++] = s->progs.send_fexit;
+		out[n++] = s->progs.send_fentry;
 		return n;
 	}
 	out[n++] = s->progs.splice_enter;
-	out[n++] = s->progs.sendto_enter;
-	out[n++] = s->progs.sendmsg_enter;
-	out[n++] = s->progs.sendmmsg_enter;
 	out[n++] = s->progs.sendto_exit;
 	out[n++] = s->progs.sendmsg_exit;
 	out[n++] = s->progs.sendmmsg_exit;
+	out[n++] = s->progs.sendto_enter;
+	out[n++] = s->progs.sendmsg_enter;
+	out[n++] = s->progs.sendmmsg_enter;
 	return n;
 }
 
@@ -69,16 +75,34 @@ static int load_with(struct guard *g, const struct bpf_object *dataplane, enum g
 	return guard_bpf__load(g->skel);
 }
 
-int guard_load(struct guard *g, const struct bpf_object *dataplane, enum guard_hooks want)
+/* Loaded and attached: the fentry hooks never idle (guard_arming.h), so
+ * attaching them here tells auto whether to fall back (an ftrace user
+ * with IPMODIFY on the function, an LSM, refuse at attach, not load). */
+static int fentry_hooks(struct guard *g, const struct bpf_object *dataplane)
+{
+	int err = load_with(g, dataplane, GUARD_HOOKS_FENTRY);
+
+	if (!err)
+		err = guard_arm(g); /* detaches what it attached when it fails */
+	if (err) {
+		guard_bpf__destroy(g->skel);
+		g->skel = NULL;
+	}
+	return err;
+}
+
+int guard_load(struct guard *g, const struct bpf_object *dataplane, enum guard_hooks want,
+	       bool splice)
 {
 	int err;
 
+	g->splice = splice;
+	g->fentry_err = 0;
 	if (want != GUARD_HOOKS_TRACEPOINTS) {
-		err = load_with(g, dataplane, GUARD_HOOKS_FENTRY);
+		err = fentry_hooks(g, dataplane);
 		if (!err)
 			return 0;
-		guard_bpf__destroy(g->skel);
-		g->skel = NULL;
+		g->fentry_err = -err;
 		if (want == GUARD_HOOKS_FENTRY) {
 			pr_warn("--guard-hooks fentry: this kernel refuses the guard's fentry programs "
 				"(%s; -v shows why); --guard-hooks tracepoints loads everywhere\n",
@@ -86,10 +110,18 @@ int guard_load(struct guard *g, const struct bpf_object *dataplane, enum guard_h
 			return err;
 		}
 		/* EPERM where trampolines are refused (this project's own
-		 * development host); the tracepoints load everywhere */
-		pr_info("the guard's fentry programs were refused (%s): using syscall tracepoints, "
-			"which slow every syscall on the host while sockets are tracked\n",
-			strerror(-err));
+		 * development host), ENOTSUPP without a JIT for them, ESRCH or
+		 * ENOENT without the function in BTF: expected.  Anything else
+		 * may be a bug of ours: still fall back, but say so. */
+		if (err == -EPERM || err == -ENOTSUPP || err == -EOPNOTSUPP || err == -ESRCH ||
+		    err == -ENOENT)
+			pr_info("the guard's fentry programs were refused (%s): using syscall "
+				"tracepoints, which slow every syscall on the host while sockets are "
+				"tracked\n", strerror(-err));
+		else
+			pr_warn("the guard's fentry programs failed (%s; -v shows why): using syscall "
+				"tracepoints, which slow every syscall on the host while sockets are "
+				"tracked\n", strerror(-err));
 	}
 	err = load_with(g, dataplane, GUARD_HOOKS_TRACEPOINTS);
 	if (err)
@@ -114,12 +146,11 @@ static int ensure_tracefs(void)
 	return 0;
 }
 
-int guard_attach(struct guard *g, int sock_hash_fd, bool splice)
+int guard_attach(struct guard *g, int sock_hash_fd)
 {
 	LIBBPF_OPTS(bpf_iter_attach_opts, opts);
 	union bpf_iter_link_info info = {};
 
-	g->splice = splice;
 	g->reset_iter = bpf_program__attach_iter(g->skel->progs.reset_doomed, NULL);
 	if (!g->reset_iter)
 		return -errno;
@@ -128,6 +159,19 @@ int guard_attach(struct guard *g, int sock_hash_fd, bool splice)
 	opts.link_info_len = sizeof(info);
 	g->unread_iter = bpf_program__attach_iter(g->skel->progs.scan_unread, &opts);
 	return g->unread_iter ? 0 : -errno;
+}
+
+/* With no hook attached no task is inside a marked send: a mark left (an
+ * exit hook that never ran, a pinned map of an earlier agent) is stale. */
+static void forget_oob_senders(struct guard *g)
+{
+	int fd = bpf_map__fd(g->skel->maps.oob_senders);
+	__u64 key, zero64 = 0;
+	__u32 zero = 0;
+
+	while (!bpf_map_get_next_key(fd, NULL, &key))
+		bpf_map_delete_elem(fd, &key);
+	bpf_map_update_elem(bpf_map__fd(g->skel->maps.oob_count), &zero, &zero64, BPF_ANY);
 }
 
 int guard_arm(struct guard *g)
@@ -146,6 +190,7 @@ int guard_arm(struct guard *g)
 			return err;
 		}
 	}
+	forget_oob_senders(g);
 	n = hook_progs(g, g->hooks, progs);
 	/* where splice(2) sees redirected bytes (selftest: splice_read), a
 	 * splicing reader needs nothing */
@@ -153,7 +198,7 @@ int guard_arm(struct guard *g)
 		g->hook_links[g->n_hooks] = bpf_program__attach(progs[i]);
 		if (!g->hook_links[g->n_hooks]) {
 			err = -errno;
-			pr_warn("attaching %s failed: %s\n", bpf_program__name(progs[i]),
+			pr_info("attaching %s failed: %s\n", bpf_program__name(progs[i]),
 				strerror(-err));
 			guard_disarm(g);
 			return err;
@@ -165,19 +210,14 @@ int guard_arm(struct guard *g)
 
 void guard_disarm(struct guard *g)
 {
-	int fd = bpf_map__fd(g->skel->maps.oob_senders);
-	__u64 key, zero64 = 0;
-	__u32 zero = 0;
 	int i;
 
 	for (i = 0; i < g->n_hooks; i++)
 		bpf_link__destroy(g->hook_links[i]);
 	g->n_hooks = 0;
-	/* a sender between its enter and exit hooks stays marked:
-	 * forget them all (no socket is in the map, nothing reads them) */
-	while (!bpf_map_get_next_key(fd, NULL, &key))
-		bpf_map_delete_elem(fd, &key);
-	bpf_map_update_elem(bpf_map__fd(g->skel->maps.oob_count), &zero, &zero64, BPF_ANY);
+	/* a sender between its enter and exit hooks stays marked: forget
+	 * them all (no socket is in the map, nothing reads them) */
+	forget_oob_senders(g);
 }
 
 struct bpf_link *guard_attach_cgroup(struct guard *g, int cg_fd)

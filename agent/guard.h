@@ -34,6 +34,7 @@ extern const char *const guard_hooks_names[GUARD_HOOKS__MAX];
 struct guard {
 	struct guard_bpf *skel;
 	enum guard_hooks hooks;          /* loaded: FENTRY or TRACEPOINTS */
+	int fentry_err;                  /* errno of fentry's refusal; 0: not tried */
 	struct bpf_link *hook_links[GUARD_MAX_HOOKS]; /* while armed (guard_arming.c) */
 	int n_hooks;
 	bool splice;                     /* splice's hook too */
@@ -43,10 +44,12 @@ struct guard {
 
 /* Open and load, sharing every map of the same name with the data plane's
  * object (accel_maps.h), with the hooks asked for (AUTO: fentry if the
- * kernel takes them).  0 or -errno. */
-int guard_load(struct guard *g, const struct bpf_object *dataplane, enum guard_hooks want);
-/* The iterators; splice: guard_arm attaches splice's hook too. */
-int guard_attach(struct guard *g, int sock_hash_fd, bool splice);
+ * kernel loads and attaches them; fentry hooks come attached).  splice:
+ * splice's hook too.  0 or -errno. */
+int guard_load(struct guard *g, const struct bpf_object *dataplane, enum guard_hooks want,
+	       bool splice);
+/* The iterators. */
+int guard_attach(struct guard *g, int sock_hash_fd);
 /* The hooks (MSG_OOB sends, splice): attach, or detach and forget the
  * senders they marked.  guard_arming.c decides when. */
 int guard_arm(struct guard *g);

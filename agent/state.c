@@ -119,6 +119,7 @@ static json_object *info_to_json(const struct agent_info *info, const struct age
 	json_object_object_add(root, "xdp", a);
 	add_str(root, "metrics", info->metrics);
 	add_str(root, "guard_hooks", info->guard_hooks);
+	add_str(root, "guard_why", info->guard_why);
 	a = json_object_new_array();
 	for (i = 0; i < info->n_cgroups; i++) {
 		o = json_object_new_object();
@@ -213,6 +214,7 @@ static void info_from_json(json_object *root, struct agent_info *info)
 	}
 	copy_str(info->metrics, sizeof(info->metrics), root, "metrics");
 	copy_str(info->guard_hooks, sizeof(info->guard_hooks), root, "guard_hooks");
+	copy_str(info->guard_why, sizeof(info->guard_why), root, "guard_why");
 	a = get(root, "cgroups");
 	n = json_object_array_length(a);
 	for (i = 0; i < n && info->n_cgroups < MAX_TARGETS; i++) {

@@ -52,6 +52,7 @@ struct agent_info {
 	int n_xdp;
 	char metrics[64];       /* listen address, "" when off */
 	char guard_hooks[16];   /* the guard's hooks: fentry, tracepoints; "" without one */
+	char guard_why[80];     /* why tracepoints: "fentry refused: ...", "--guard-hooks tracepoints" */
 	struct ring_place rings[RING__MAX];
 };
 

@@ -22,10 +22,11 @@ void status_print_text(FILE *out, const struct counters *c, const struct agent_i
 		fprintf(out, "xdp         %s (%s mode)\n", info->xdp[i].name, info->xdp[i].mode);
 	if (info->metrics[0])
 		fprintf(out, "metrics     http://%s/metrics\n", info->metrics);
-	if (info->guard_hooks[0])
-		fprintf(out, "guard       %s%s\n", info->guard_hooks,
-			strcmp(info->guard_hooks, "tracepoints") ? ""
-			: " (the kernel refuses fentry: every syscall on the host is slower while armed)");
+	if (!strcmp(info->guard_hooks, "tracepoints"))
+		fprintf(out, "guard       tracepoints (%s): every syscall on the host is slower while "
+			"armed\n", info->guard_why);
+	else if (info->guard_hooks[0])
+		fprintf(out, "guard       %s\n", info->guard_hooks);
 	if (info->rings[RING_CONN].transport[0])
 		fprintf(out, "events      %s%s%s\n", info->rings[RING_CONN].transport,
 			info->rings[RING_CONN].addr ? " (read in place)" : " (BPF ring buffer: no arena here)",
@@ -83,6 +84,7 @@ json_object *status_to_json(const struct counters *c, const struct agent_info *i
 	json_object_object_add(root, "xdp", a);
 	json_object_object_add(root, "metrics", json_str(info->metrics));
 	json_object_object_add(root, "guard_hooks", json_str(info->guard_hooks));
+	json_object_object_add(root, "guard_why", json_str(info->guard_why));
 	o = json_object_new_object();
 	json_object_object_add(o, "connections", json_str(info->rings[RING_CONN].transport));
 	json_object_object_add(o, "packets", json_str(info->rings[RING_PKT].transport));

@@ -31,8 +31,9 @@
  * The splice and MSG_OOB checks come in two sets of hooks, and the agent
  * loads one (agent/guard.c, --guard-hooks):
  *
- *   fentry          on tcp_splice_read() and tcp_bpf_sendmsg(): only a TCP
- *                   splice and a send on a tracked socket run them.  Needs
+ *   fentry          on tcp_splice_read() and tcp_bpf_sendmsg(): only TCP
+ *                   splices and sends on sockets with an sk_msg program
+ *                   (ours, or another sockmap user's) run them.  Needs
  *                   BPF trampolines, which some hosts refuse (EPERM; this
  *                   development host, which also has no kprobes).
  *   tracepoints     on the splice and send* syscalls: load everywhere, but
@@ -152,22 +153,6 @@ int BPF_PROG(splice_fentry, struct socket *sock)
 	return 0;
 }
 
-/* MSG_OOB sends: the task is marked for the length of the syscall (the
- * tracepoints) or of tcp_bpf_sendmsg() (fentry, fexit). */
-static __always_inline void oob_enter(__u64 flags)
-{
-	__u64 me = bpf_get_current_pid_tgid(), *n;
-	__u32 zero = 0, one = 1;
-
-	if (!(flags & MSG_OOB))
-		return;
-	if (bpf_map_update_elem(&oob_senders, &me, &one, BPF_NOEXIST))
-		return;
-	n = bpf_map_lookup_elem(&oob_count, &zero);
-	if (n)
-		__sync_fetch_and_add(n, 1);
-}
-
 static __always_inline void oob_exit(void)
 {
 	__u64 me = bpf_get_current_pid_tgid(), *n;
@@ -177,6 +162,28 @@ static __always_inline void oob_exit(void)
 	if (!n || !*n || bpf_map_delete_elem(&oob_senders, &me))
 		return;
 	__sync_fetch_and_add(n, -1);
+}
+
+/* MSG_OOB sends: the task is marked for the length of the syscall (the
+ * tracepoints) or of tcp_bpf_sendmsg() (fentry, fexit).  Any other send
+ * unmarks it first: an exit that never ran (a hook attached between the
+ * two; fexit skipped for a sender asleep in tcp_bpf_sendmsg() while the
+ * trampoline was rebuilt, kernel/bpf/trampoline.c bpf_tramp_image_put)
+ * must not make the task's later sends count as urgent. */
+static __always_inline void oob_enter(__u64 flags)
+{
+	__u64 me = bpf_get_current_pid_tgid(), *n;
+	__u32 zero = 0, one = 1;
+
+	if (!(flags & MSG_OOB)) {
+		oob_exit();
+		return;
+	}
+	if (bpf_map_update_elem(&oob_senders, &me, &one, BPF_NOEXIST))
+		return;
+	n = bpf_map_lookup_elem(&oob_count, &zero);
+	if (n)
+		__sync_fetch_and_add(n, 1);
 }
 
 SEC("tracepoint/syscalls/sys_enter_sendto")
@@ -222,8 +229,9 @@ int sendmmsg_exit(void *ctx)
 }
 
 /* tcp_bpf_prots' .sendmsg (net/ipv4/tcp_bpf.c): the sendmsg of every
- * socket with a psock, whatever the caller (a syscall, io_uring), and of
- * no other.  msg_redirect runs inside it, between these two. */
+ * socket with an sk_msg program, whatever the caller (a syscall, io_uring),
+ * and of no other.  (tcp_bpf_sendpage, up to 6.4, runs the verdict too,
+ * but its flags come from sock_sendpage(): never MSG_OOB.)  msg_redirect runs inside it, between these two. */
 SEC("fentry/tcp_bpf_sendmsg")
 int BPF_PROG(send_fentry, struct sock *sk, struct msghdr *msg)
 {

@@ -11,6 +11,9 @@
 # (and every send must return the same), or see a reset with the sender
 # seeing an error, having read only a prefix of the reference stream.
 # With each set of the guard's hooks the kernel loads (guard_hooks.sh).
+# Then a stale mark (a sender's thread marked as inside an urgent send by
+# an exit hook that never ran, planted with bpftool) must not make its
+# next ordinary sends urgent: they are redirected, the mark cleared.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/tcpkit.sh"
 PY=$TOP/tests/lib/oob_probe.py
@@ -24,16 +27,59 @@ v = json.load(open(sys.argv[1]))[sys.argv[2]]
 print(v if isinstance(v, str) else json.dumps(v))' "$1" "$2" 2>/dev/null || echo "(no $2 in $1)"
 }
 
-# probe NAME: one run of the sequence, results in $TMP/NAME/*.json
+# oob_maps NAME: ids of the maps of that name (the agent's)
+oob_maps() {
+	bpftool -j map show | python3 -c '
+import json, sys
+print(" ".join(str(m["id"]) for m in json.load(sys.stdin) if m.get("name") == sys.argv[1]))' "$1"
+}
+# plant_mark PID TID: mark the thread as inside an urgent send, as an exit
+# hook that never ran leaves it (the fentry set's fexit is skipped for a
+# sender asleep in tcp_bpf_sendmsg while the trampoline is rebuilt)
+plant_mark() {
+	local key id n=0
+	key=$(python3 -c 'import struct, sys
+print(" ".join("%02x" % b for b in struct.pack("<Q", int(sys.argv[1]) << 32 | int(sys.argv[2]))))' "$1" "$2")
+	for id in $(oob_maps oob_senders); do
+		bpftool map update id "$id" key hex $key value hex 01 00 00 00 || fail "planting the mark"
+		n=$((n + 1))
+	done
+	for id in $(oob_maps oob_count); do
+		bpftool map update id "$id" key hex 00 00 00 00 value hex 01 00 00 00 00 00 00 00 ||
+			fail "planting the count"
+	done
+	assert_ge $n 1 "found the agent's oob_senders map"
+}
+oob_count() {
+	local id
+	for id in $(oob_maps oob_count); do
+		bpftool -j map lookup id "$id" key hex 00 00 00 00 | python3 -c '
+import json, sys
+v = json.load(sys.stdin)
+v = v.get("formatted", v).get("value", v.get("value"))
+print(int.from_bytes(bytes(int(b, 16) for b in v), "little") if isinstance(v, list) else v)'
+	done
+}
+
+# probe NAME [plain]: one run of the sequence, results in $TMP/NAME/*.json;
+# plain: the plain-sender, with a stale mark planted on its thread
 probe() {
-	local d=$TMP/$1 x
+	local d=$TMP/$1 x mode=sender
+	[ "${2:-}" = plain ] && mode=plain-sender
 	mkdir -p "$d"
 	cg_exec "$CS" python3 "$PY" reader "$d" >"$d/reader.log" 2>&1 &
 	PID[$1]=$!
 	on_exit "kill ${PID[$1]}"
 	wait_file "$d/reader.port" "$1: reader listening"
-	cg_exec "$CC" timeout 30 python3 "$PY" sender "$(cat "$d/reader.port")" "$d" \
-		>"$d/sender.log" 2>&1 || { cat "$d/sender.log"; fail "$1: sender failed"; }
+	cg_exec "$CC" timeout 30 python3 "$PY" $mode "$(cat "$d/reader.port")" "$d" \
+		>"$d/sender.log" 2>&1 &
+	PID[$1.s]=$!
+	if [ $mode = plain-sender ]; then
+		wait_file "$d/sender.tid" "$1: sender connected"
+		plant_mark $(cat "$d/sender.tid")
+		touch "$d/go"
+	fi
+	wait "${PID[$1.s]}" || { cat "$d/sender.log"; fail "$1: sender failed"; }
 	wait "${PID[$1]}"
 	for x in reader sender; do
 		[ -s "$d/$x.json" ] || { cat "$d/$x.log"; fail "$1: $x wrote no result"; }
@@ -80,6 +126,29 @@ for ((h = 0; h < ${#hooks_todo[@]}; h++)); do
 			"every send returned what it returns with plain TCP"
 		assert_eq "$(jget $T/reader.json end)" eof "the reader read to EOF"
 	fi
+
+	# a mark whose exit hook never ran: the thread's next send without
+	# MSG_OOB clears it, and is redirected as any other
+	st m0 redirected_msgs
+	st f0 fallbacks.hazard
+	st r0 resets.oob
+	probe stale-$hooks plain
+	S=$TMP/stale-$hooks
+	st m1 redirected_msgs
+	st f1 fallbacks.hazard
+	st r1 resets.oob
+	# every byte, however read: the probe's first recv(MSG_OOB) returns
+	# in-band bytes from a psock (tcp_bpf_recvmsg ignores the flag), which
+	# a reader asks only after SIGURG or POLLPRI, never raised for them
+	got=$(python3 -c '
+import json, sys
+print("".join(x.split(":", 1)[1] for x in json.load(open(sys.argv[1]))["seen"]
+              if x.startswith(("data:", "oob:"))))' "$S/reader.json")
+	assert_eq "$got/$(jget $S/reader.json end)" helloworldtail/eof \
+		"stale mark: the reader got every byte, then EOF"
+	assert_eq $((f1 - f0))/$((r1 - r0)) 0/0 "stale mark: no send taken for urgent (fallbacks.hazard/resets.oob)"
+	assert_ge $((m1 - m0)) 3 "stale mark: the three sends were redirected"
+	assert_eq "$(oob_count)" 0 "stale mark: cleared (oob_count back to 0)"
 	agent_stop || fail "agent did not exit 0 on SIGTERM"
 	ok "agent ($hooks) exited cleanly"
 done

@@ -3,6 +3,7 @@
 
   oob_probe.py reader DIR          one connection on 127.0.0.1:0
   oob_probe.py sender PORT DIR
+  oob_probe.py plain-sender PORT DIR
 
 The sender sends, 50 ms apart: "hello", "abc" with MSG_OOB, "world",
 "XY" with MSG_OOB, "tail", then half-closes; it writes DIR/sender.json
@@ -16,12 +17,18 @@ EOF with SIOCATMARK after it, then recv(MSG_OOB) again.  DIR/reader.json
 holds that list and how the stream ended (eof, reset, error:NAME,
 timeout: 3 s without a byte).  Two runs of the same sequence (plain TCP
 and a tracked pair) compare as strings.
+
+plain-sender connects, writes "PID TID" to DIR/sender.tid, waits for
+DIR/go (10 s) and sends "hello", "world", "tail" with no flag, then
+carries on as the sender: the test marks its thread as inside an urgent
+send in between (a mark whose exit hook never ran).
 """
 import fcntl
 import os
 import socket
 import struct
 import sys
+import threading
 import time
 from probekit import err_name, end_of, dump, wait_file
 
@@ -81,10 +88,15 @@ def reader(d):
     c.close()
 
 
-def sender(port, d):
+def sender(port, d, sends=SENDS):
     s = socket.create_connection(("127.0.0.1", port), timeout=5)
+    if sends is not SENDS:
+        with open(os.path.join(d, "sender.tid.tmp"), "w") as f:
+            f.write("%d %d\n" % (os.getpid(), threading.get_native_id()))
+        os.rename(os.path.join(d, "sender.tid.tmp"), os.path.join(d, "sender.tid"))
+        wait_file(os.path.join(d, "go"), 10)
     res = []
-    for data, flags in SENDS:
+    for data, flags in sends:
         try:
             res.append(s.send(data, flags))
         except OSError as e:
@@ -106,5 +118,7 @@ if __name__ == "__main__":
         reader(sys.argv[2])
     elif sys.argv[1] == "sender":
         sender(int(sys.argv[2]), sys.argv[3])
+    elif sys.argv[1] == "plain-sender":
+        sender(int(sys.argv[2]), sys.argv[3], [(b"hello", 0), (b"world", 0), (b"tail", 0)])
     else:
         sys.exit("usage: see the docstring")
