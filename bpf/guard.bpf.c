@@ -168,8 +168,9 @@ static __always_inline void oob_exit(void)
  * tracepoints) or of tcp_bpf_sendmsg() (fentry, fexit).  Any other send
  * unmarks it first: an exit that never ran (a hook attached between the
  * two; fexit skipped for a sender asleep in tcp_bpf_sendmsg() while the
- * trampoline was rebuilt, kernel/bpf/trampoline.c bpf_tramp_image_put)
- * must not make the task's later sends count as urgent. */
+ * trampoline was rebuilt, kernel/bpf/trampoline.c bpf_tramp_image_put; a
+ * thread killed inside its send, whose id is reused) must not make the
+ * task's later sends count as urgent. */
 static __always_inline void oob_enter(__u64 flags)
 {
 	__u64 me = bpf_get_current_pid_tgid(), *n;
