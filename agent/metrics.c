@@ -159,6 +159,12 @@ void metrics_render(FILE *o, const struct metrics_src *src)
 	}
 	help(o, "ngx_sockmap_cgroups", "gauge", "cgroups the data plane is attached to.");
 	fprintf(o, "ngx_sockmap_cgroups %d\n", info->n_cgroups);
+	if (info->guard_hooks[0]) {
+		help(o, "ngx_sockmap_guard_hooks", "gauge",
+		     "How the guard sees splice and MSG_OOB; always 1. tracepoints: every "
+		     "syscall on the host is slower while armed.");
+		fprintf(o, "ngx_sockmap_guard_hooks{hooks=\"%s\"} 1\n", info->guard_hooks);
+	}
 
 	if (observer_running(src->xdp)) {
 		xdp_totals(o, src->xdp, false);

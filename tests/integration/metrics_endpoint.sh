@@ -47,6 +47,8 @@ for m in ngx_sockmap_build_info ngx_sockmap_redirected_bytes_total ngx_sockmap_p
 	grep -q "^$m" "$TMP/metrics.txt" || fail "missing $m"
 done
 ok "data-plane counters, self-test and build info exported"
+assert_eq "$(get "ngx_sockmap_guard_hooks{hooks=\"$(stat_get guard_hooks)\"}")" 1 \
+	"guard_hooks exported with the hooks status names"
 assert_eq "$(curl -s "127.0.0.1:$port/healthz")" "ok" "/healthz"
 assert_eq "$(curl -s -o /dev/null -w '%{http_code}' "127.0.0.1:$port/nope")" 404 "unknown path is 404"
 agent_stop
