@@ -23,8 +23,8 @@ void status_print_text(FILE *out, const struct counters *c, const struct agent_i
 	if (info->metrics[0])
 		fprintf(out, "metrics     http://%s/metrics\n", info->metrics);
 	if (!strcmp(info->guard_hooks, "tracepoints"))
-		fprintf(out, "guard       tracepoints (%s): every syscall on the host is slower while "
-			"armed\n", info->guard_why);
+		fprintf(out, "guard       tracepoints: every syscall on the host is slower while armed\n"
+			"            (%s)\n", info->guard_why);
 	else if (info->guard_hooks[0])
 		fprintf(out, "guard       %s\n", info->guard_hooks);
 	if (info->rings[RING_CONN].transport[0])
