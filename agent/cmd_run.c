@@ -462,18 +462,10 @@ static int do_run(void *opts)
 	}
 	if (dataplane_attach_msg(&rt->dp))
 		goto out;
-	snprintf(rt->info.guard_hooks, sizeof(rt->info.guard_hooks), "%s",
-		 guard_hooks_names[rt->dp.guard.hooks]);
-	if (rt->dp.guard.fentry_err)
-		snprintf(rt->info.guard_why, sizeof(rt->info.guard_why), "fentry refused: %s",
-			 strerror(rt->dp.guard.fentry_err));
-	else if (rt->dp.guard.hooks == GUARD_HOOKS_TRACEPOINTS)
-		snprintf(rt->info.guard_why, sizeof(rt->info.guard_why), "--guard-hooks tracepoints");
-	/* idling only saves the tracepoints' syscall tax: fentry hooks run
-	 * for tracked sockets (and TCP splices) only, so they stay */
+	guard_describe(&rt->dp.guard, rt->info.guard_hooks, sizeof(rt->info.guard_hooks),
+		       rt->info.guard_why, sizeof(rt->info.guard_why));
 	if (arming_start(&rt->arming, &rt->dp.guard, rt->maps.fd[MAP_GUARD_STATE],
-			 rt->maps.fd[MAP_GUARD_WAKEUP], rt->maps.fd[MAP_SOCK_HASH],
-			 rt->dp.guard.hooks == GUARD_HOOKS_TRACEPOINTS ? o->guard_idle : 0)) {
+			 rt->maps.fd[MAP_GUARD_WAKEUP], rt->maps.fd[MAP_SOCK_HASH], o->guard_idle)) {
 		pr_warn("arming the guard: %s\n", strerror(errno));
 		goto out;
 	}

@@ -130,6 +130,17 @@ int guard_load(struct guard *g, const struct bpf_object *dataplane, enum guard_h
 	return err;
 }
 
+void guard_describe(const struct guard *g, char *hooks, size_t hlen, char *why, size_t wlen)
+{
+	snprintf(hooks, hlen, "%s", guard_hooks_names[g->hooks]);
+	if (g->fentry_err)
+		snprintf(why, wlen, "fentry refused: %s", strerror(g->fentry_err));
+	else if (g->hooks == GUARD_HOOKS_TRACEPOINTS)
+		snprintf(why, wlen, "--guard-hooks tracepoints");
+	else
+		snprintf(why, wlen, "%s", "");
+}
+
 /* libbpf attaches tracepoints through tracefs (events/.../id), which a
  * host may not mount and a container does not see (its /sys is a fresh,
  * read-only sysfs): mount it where libbpf looks, as the agent does for

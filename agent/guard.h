@@ -48,6 +48,9 @@ struct guard {
  * splice's hook too.  0 or -errno. */
 int guard_load(struct guard *g, const struct bpf_object *dataplane, enum guard_hooks want,
 	       bool splice);
+/* For status: the hooks loaded (fentry, tracepoints) and, for
+ * tracepoints, why ("fentry refused: ...", "--guard-hooks tracepoints"). */
+void guard_describe(const struct guard *g, char *hooks, size_t hlen, char *why, size_t wlen);
 /* The iterators. */
 int guard_attach(struct guard *g, int sock_hash_fd);
 /* The hooks (MSG_OOB sends, splice): attach, or detach and forget the

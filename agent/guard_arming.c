@@ -78,7 +78,9 @@ int arming_start(struct guard_arming *a, struct guard *g, int state_fd, int wake
 	a->guard = g;
 	a->state_fd = state_fd;
 	a->sock_hash_fd = sock_hash_fd;
-	a->idle_sec = idle_sec;
+	/* idling only saves the tracepoints' syscall tax: fentry hooks run
+	 * for TCP splices and sends on sockets with a psock only, so they stay */
+	a->idle_sec = g->hooks == GUARD_HOOKS_TRACEPOINTS ? idle_sec : 0;
 	err = arm(a);
 	if (err)
 		return err;

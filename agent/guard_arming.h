@@ -44,7 +44,8 @@ struct guard_arming {
 	uint64_t arms;          /* times armed again after idling */
 };
 
-/* Arm now and watch the wake-ups.  0 or -errno. */
+/* Arm now and watch the wake-ups; idle_sec applies to tracepoint hooks
+ * only.  0 or -errno. */
 int arming_start(struct guard_arming *a, struct guard *g, int state_fd, int wakeup_fd,
 		 int sock_hash_fd, unsigned int idle_sec);
 int arming_epoll_fd(const struct guard_arming *a);

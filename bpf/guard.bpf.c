@@ -231,8 +231,9 @@ int sendmmsg_exit(void *ctx)
 
 /* tcp_bpf_prots' .sendmsg (net/ipv4/tcp_bpf.c): the sendmsg of every
  * socket with an sk_msg program, whatever the caller (a syscall, io_uring),
- * and of no other.  (tcp_bpf_sendpage, up to 6.4, runs the verdict too,
- * but its flags come from sock_sendpage(): never MSG_OOB.)  msg_redirect runs inside it, between these two. */
+ * and of no other; msg_redirect runs inside it, between these two.
+ * (tcp_bpf_sendpage, up to 6.4, runs the verdict too, but its flags come
+ * from sock_sendpage(): never MSG_OOB.) */
 SEC("fentry/tcp_bpf_sendmsg")
 int BPF_PROG(send_fentry, struct sock *sk, struct msghdr *msg)
 {
