@@ -25,7 +25,8 @@ CFLAGS     += -std=gnu11 -Wall -Wextra -Werror -I$(BUILD) -Ibpf -Iagent \
 	      -DNGX_SOCKMAP_VERSION='"$(VERSION)"'
 LDLIBS     := -lbpf -lelf -lz -ljson-c -lmicrohttpd -lcurl
 
-BPF_OBJS   := $(BUILD)/accel.bpf.o $(BUILD)/guard.bpf.o $(BUILD)/telemetry.bpf.o
+BPF_OBJS   := $(BUILD)/accel.bpf.o $(BUILD)/guard.bpf.o $(BUILD)/sockiter.bpf.o \
+	      $(BUILD)/syscall_ops.bpf.o $(BUILD)/telemetry.bpf.o
 SKELS      := $(BPF_OBJS:.bpf.o=.skel.h)
 # keep the objects: bench/maps and tests load them too
 .SECONDARY: $(BPF_OBJS) $(SKELS)
@@ -89,10 +90,17 @@ $(BUILD)/unit/test_diag_parse: tests/unit/test_diag_parse.c agent/diag_parse.c a
 	$(Q)$(CC) -std=gnu11 -O1 -g -Wall -Wextra -Werror -Iagent $(SANITIZE) \
 		tests/unit/test_diag_parse.c agent/diag_parse.c -o $@
 
+# BPF objects of the tests alone (tests/bpf: the matrix's host policies).
+TEST_SKELS := $(patsubst tests/bpf/%.bpf.c,$(BUILD)/%.skel.h,$(wildcard tests/bpf/*.bpf.c))
+.SECONDARY: $(TEST_SKELS) $(TEST_SKELS:.skel.h=.bpf.o)
+$(BUILD)/%.bpf.o: tests/bpf/%.bpf.c $(BUILD)/vmlinux.h | $(BUILD)
+	@echo "  BPF     $@"
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
 # Tests that load BPF objects (need root): tests/prog/*.c, run by the
 # integration scripts.
 PROGS := $(patsubst tests/prog/%.c,$(BUILD)/prog/%,$(wildcard tests/prog/*.c))
-$(BUILD)/prog/%: tests/prog/%.c tests/unit/check.h bpf/*.h agent/*.h $(SKELS) $(AGENT_OBJS)
+$(BUILD)/prog/%: tests/prog/%.c tests/unit/check.h bpf/*.h agent/*.h $(SKELS) $(TEST_SKELS) $(AGENT_OBJS)
 	$(Q)mkdir -p $(dir $@)
 	@echo "  CC      $@"
 	$(Q)$(CC) $(CFLAGS) $< $(filter-out $(BUILD)/agent/main.o,$(AGENT_OBJS)) -o $@ $(LDLIBS)

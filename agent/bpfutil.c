@@ -108,6 +108,25 @@ int object_progs(const struct bpf_object *obj, struct prog_ref *out, int max)
 	return n;
 }
 
+int object_share_maps(struct bpf_object *obj, const struct bpf_object *owner)
+{
+	struct bpf_map *map, *theirs;
+	int err;
+
+	bpf_object__for_each_map(map, obj) {
+		/* .rodata, .bss: each object's own */
+		if (strchr(bpf_map__name(map), '.'))
+			continue;
+		theirs = bpf_object__find_map_by_name(owner, bpf_map__name(map));
+		if (!theirs)
+			continue;
+		err = bpf_map__reuse_fd(map, bpf_map__fd(theirs));
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 bool kernel_has_arena(void)
 {
 	/* NGX_SOCKMAP_NO_ARENA: take the older kernels' path here (tests) */

@@ -41,6 +41,11 @@ struct prog_ref {
 /* The object's programs into out (up to max); returns how many. */
 int object_progs(const struct bpf_object *obj, struct prog_ref *out, int max);
 
+/* Before obj is loaded: use owner's copy of every map both declare by
+ * the same name (bpf/accel_maps.h: the data plane's maps, shared with
+ * the objects loaded after it).  0 or -errno. */
+int object_share_maps(struct bpf_object *obj, const struct bpf_object *owner);
+
 /* Where libbpf mapped an arena map and where one of its __arena globals
  * sits in it (bytes from the start); zeros when global is not in it.  A
  * second process must map an arena at the same address

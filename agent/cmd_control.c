@@ -99,7 +99,7 @@ static int set_paused(bool paused, bool force)
 	 * what `run --force` does, so it takes the same word */
 	if (!paused && info.selftest_blocked && !force) {
 		state_close(&m);
-		pr_warn("paused by the self-test (%s): this kernel can lose, corrupt or hang "
+		pr_warn("kept paused at start (%s): accelerating here can lose, corrupt or hang "
 			"connections; 'resume --force' accelerates anyway\n", info.selftest_error);
 		return EXIT_RUNTIME;
 	}

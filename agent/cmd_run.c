@@ -25,7 +25,7 @@ enum {
 	OPT_PID_FILE = 1000, OPT_PORTS, OPT_PIN, OPT_NO_FOLLOW, OPT_SHORT_CONN, OPT_XDP,
 	OPT_XDP_SAMPLE, OPT_METRICS, OPT_MAX_UNREAD, OPT_UNREAD_BUDGET, OPT_FORCE,
 	OPT_ALLOW_ROOT, OPT_ANY_PROCESS, OPT_K8S_SELECTOR, OPT_K8S_NODE, OPT_K8S_API,
-	OPT_GUARD_IDLE, OPT_GUARD_HOOKS,
+	OPT_GUARD_IDLE, OPT_GUARD_HOOKS, OPT_RESETS, OPT_UNREAD_SCAN,
 };
 
 static const struct argp_option run_options[] = {
@@ -76,7 +76,18 @@ static const struct argp_option run_options[] = {
 	  "how the guard sees splice(2) readers and MSG_OOB sends: 'fentry' (on the two "
 	  "kernel functions only tracked sockets reach; needs BPF trampolines), "
 	  "'tracepoints' (syscall tracepoints: load everywhere, but slow every syscall on "
-	  "the host while attached) or 'auto' (the default: fentry if the kernel takes it)", 0 },
+	  "the host while attached), 'none' (no hooks: the agent stays paused, for tests) or "
+	  "'auto' (the default: fentry if the kernel takes it, else tracepoints)", 0 },
+	{ "resets", OPT_RESETS, "HOW", 0,
+	  "how the agent ends a connection that can't go on redirected: 'iter' (an iter/tcp "
+	  "program calling bpf_sock_destroy; a tracing program, which some hosts refuse), "
+	  "'sock_diag' (SOCK_DESTROY from user space: no tracing program) or 'auto' (the "
+	  "default: iter where it loads)", 0 },
+	{ "unread-scan", OPT_UNREAD_SCAN, "HOW", 0,
+	  "how the agent measures unread redirected bytes (gauges, --unread-budget): 'iter' "
+	  "(an iter/sockmap program), 'watch' (a map the data plane keeps and a syscall "
+	  "program reads: no tracing program) or 'auto' (the default: iter where it loads)",
+	  0 },
 	{ "guard-idle", OPT_GUARD_IDLE, "SECONDS", 0,
 	  "with tracepoint hooks: detach them after this long with no tracked socket; the "
 	  "next local connection re-attaches them and stays on TCP itself (default 30; 0: "
@@ -203,11 +214,20 @@ static error_t run_parse(int key, char *arg, struct argp_state *state)
 		break;
 	}
 	case OPT_GUARD_HOOKS:
-		for (o->guard_hooks = 0; o->guard_hooks < GUARD_HOOKS__MAX; o->guard_hooks++)
-			if (!strcmp(arg, guard_hooks_names[o->guard_hooks]))
-				break;
-		if (o->guard_hooks == GUARD_HOOKS__MAX)
-			usage_error(state, "--guard-hooks: '%s' is not auto, fentry or tracepoints", arg);
+		o->guard_hooks = parse_word(arg, guard_hooks_names, GUARD_HOOKS__MAX);
+		if (o->guard_hooks < 0)
+			usage_error(state, "--guard-hooks: '%s' is not auto, fentry, tracepoints or none",
+				    arg);
+		break;
+	case OPT_RESETS:
+		o->resets = parse_word(arg, reset_mech_opts, RESETS__MAX);
+		if (o->resets < 0)
+			usage_error(state, "--resets: '%s' is not auto, iter or sock_diag", arg);
+		break;
+	case OPT_UNREAD_SCAN:
+		o->unread_scan = parse_word(arg, unread_mech_opts, UNREAD__MAX);
+		if (o->unread_scan < 0)
+			usage_error(state, "--unread-scan: '%s' is not auto, iter or watch", arg);
 		break;
 	case OPT_SHORT_CONN: {
 		char *end;
@@ -252,12 +272,12 @@ static void format_addr(const struct sockaddr_storage *ss, char *buf, size_t len
  * depends on.
  */
 static void run_selftest(const char *mnt, bool force, struct agent_info *info,
-			 struct dataplane_params *params)
+			 struct dataplane_params *params, struct enforce_plan *plan, bool fallback)
 {
 	struct selftest_report report;
 	int i, ret;
 
-	ret = selftest_run(mnt, &report);
+	ret = selftest_run(mnt, plan->resets, fallback, &report);
 	if (ret) {
 		snprintf(info->selftest_error, sizeof(info->selftest_error),
 			 "the self-test could not run: %s", strerror(-ret));
@@ -287,6 +307,12 @@ static void run_selftest(const char *mnt, bool force, struct agent_info *info,
 	info->selftest_blocked = report.critical_failure && !force;
 	params->slow_reader_fallback = report.slow_reader_fallback_safe;
 	params->splice_guard = !report.splice_reads_ingress;
+	if (plan->resets != (enum reset_mech)report.reset_mech) {
+		/* iter/tcp loaded but could not end a connection */
+		snprintf(plan->resets_why, sizeof(plan->resets_why), "iter/tcp: %.60s",
+			 "loads, but the self-test's reset failed with it");
+		plan->resets = report.reset_mech;
+	}
 }
 
 /* The XDP observer and its ring (--xdp). */
@@ -335,6 +361,58 @@ static void print_ready(const struct runtime *rt, bool pin)
 	fflush(stdout);
 }
 
+static void set_guard(struct agent_info *info, enum hazard h, const char *mech, const char *why)
+{
+	snprintf(info->guards[h].mech, sizeof(info->guards[h].mech), "%s", mech);
+	snprintf(info->guards[h].why, sizeof(info->guards[h].why), "%s", why);
+}
+
+/*
+ * What guards each hazard on this host (status, /metrics), and, where one
+ * is unguarded, keep the data plane paused as after a critical self-test
+ * failure (--force and 'resume --force' override): the agent stays up and
+ * says why rather than exit.  enforcer_err: enforcer_start's result.
+ */
+static void plan_guards(struct runtime *rt, const struct enforce_plan *plan, int enforcer_err,
+			bool splice_guard, bool force)
+{
+	const struct guard *g = &rt->dp.guard;
+	struct agent_info *info = &rt->info;
+	char hooks[16], why[80], err[80];
+	int h;
+
+	guard_describe(g, hooks, sizeof(hooks), why, sizeof(why));
+	snprintf(info->guard_hooks, sizeof(info->guard_hooks), "%s", hooks);
+	snprintf(info->guard_why, sizeof(info->guard_why), "%s", why);
+	snprintf(err, sizeof(err), "%s", enforcer_err ? strerror(-enforcer_err) : "");
+	set_guard(info, HZ_RESETS, enforcer_err ? "none" : reset_mech_names[plan->resets],
+		  enforcer_err ? err : plan->resets_why);
+	set_guard(info, HZ_UNREAD, enforcer_err ? "none" : unread_mech_names[plan->unread],
+		  enforcer_err ? err : plan->unread_why);
+	if (!g->skel || g->hooks == GUARD_HOOKS_NONE)
+		set_guard(info, HZ_OOB, "none", g->skel ? why : "the guard did not load");
+	else
+		set_guard(info, HZ_OOB, hooks, why);
+	/* where splice(2) reads redirected bytes (selftest: splice_read) a
+	 * splicing reader needs nothing */
+	if (!splice_guard)
+		set_guard(info, HZ_SPLICE, "not needed", "splice(2) reads redirected bytes here");
+	else
+		info->guards[HZ_SPLICE] = info->guards[HZ_OOB];
+	set_guard(info, HZ_ULP, g->skel ? "setsockopt" : "none",
+		  g->skel ? "" : "the guard's cgroup/setsockopt did not load");
+	for (h = 0; h < HZ__MAX; h++) {
+		if (strcmp(info->guards[h].mech, "none"))
+			continue;
+		pr_warn("%s unguarded (%s): %s\n", hazard_names[h], info->guards[h].why,
+			force ? "accelerating anyway (--force)" : "not accelerating (--force overrides)");
+		if (!info->selftest_error[0])
+			snprintf(info->selftest_error, sizeof(info->selftest_error),
+				 "%s unguarded: %s", hazard_names[h], info->guards[h].why);
+		info->selftest_blocked |= !force;
+	}
+}
+
 static int do_run(void *opts)
 {
 	static struct runtime runtime; /* big: keep it off the stack */
@@ -352,8 +430,9 @@ static int do_run(void *opts)
 	};
 	char err[PATH_MAX + 256] = "";
 	struct runtime *rt = &runtime;
+	struct enforce_plan plan;
 	struct feed_source src;
-	int lock_fd = -1, other = 0, n = 0, i, rc = EXIT_RUNTIME;
+	int lock_fd = -1, other = 0, n = 0, i, rc = EXIT_RUNTIME, err_enf;
 	sigset_t mask;
 
 	if (need_root("run"))
@@ -437,11 +516,23 @@ static int do_run(void *opts)
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	run_selftest(rt->mnt, o->force, &rt->info, &params);
+	/* What this host allows for ending connections and measuring unread
+	 * bytes, before the self-test (its reset check uses the choice) and
+	 * the data plane (which keeps unread_watch for the weaker scan). */
+	if (enforcer_plan(o->resets, o->unread_scan, &plan))
+		goto out;
+	run_selftest(rt->mnt, o->force, &rt->info, &params, &plan, o->resets == RESETS_AUTO);
+	params.watch_unread = plan.unread == UNREAD_WATCH;
 	if (dataplane_load(&rt->dp, &params))
 		goto out;
 	dataplane_maps(&rt->dp, &rt->maps);
 	rt->msrc.dp = &rt->dp;
+	rt->msrc.enforcer = &rt->enforcer;
+	err_enf = enforcer_start(&rt->enforcer, &plan, dataplane_object(&rt->dp),
+				 rt->maps.fd[MAP_SOCK_HASH], rt->maps.fd[MAP_RESETS],
+				 rt->maps.fd[MAP_GAUGES], o->max_unread,
+				 o->unread_budget ?: enforcer_default_budget());
+	plan_guards(rt, &plan, err_enf, params.splice_guard, o->force);
 	if (rt->info.selftest_blocked && dataplane_set_paused(rt->maps.fd[MAP_CONFIG], true))
 		goto out;
 	dataplane_events(&rt->dp, &src);
@@ -454,16 +545,8 @@ static int do_run(void *opts)
 		 "%s", feed_transport(&rt->feed, FEED_CONN));
 	dataplane_ring_place(&rt->dp, &rt->info.rings[RING_CONN].addr,
 			     &rt->info.rings[RING_CONN].off);
-	if (enforcer_start(&rt->enforcer, &rt->dp.guard, rt->maps.fd[MAP_RESETS],
-			   rt->maps.fd[MAP_GAUGES], o->max_unread,
-			   o->unread_budget ?: enforcer_default_budget())) {
-		pr_warn("reading the data plane's reset requests: %s\n", strerror(errno));
-		goto out;
-	}
 	if (dataplane_attach_msg(&rt->dp))
 		goto out;
-	guard_describe(&rt->dp.guard, rt->info.guard_hooks, sizeof(rt->info.guard_hooks),
-		       rt->info.guard_why, sizeof(rt->info.guard_why));
 	if (arming_start(&rt->arming, &rt->dp.guard, rt->maps.fd[MAP_GUARD_STATE],
 			 rt->maps.fd[MAP_GUARD_WAKEUP], rt->maps.fd[MAP_SOCK_HASH], o->guard_idle)) {
 		pr_warn("arming the guard: %s\n", strerror(errno));

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli.h"
+#include "enforcer.h"
 #include "log.h"
 #include "selftest.h"
 #include "target.h"
@@ -11,6 +12,7 @@
 static int do_selftest(void *opts)
 {
 	struct selftest_report r;
+	struct enforce_plan plan;
 	char mnt[PATH_MAX];
 	int ret;
 
@@ -22,7 +24,9 @@ static int do_selftest(void *opts)
 		pr_warn("cgroup v2 is not mounted: mount -t cgroup2 none /sys/fs/cgroup\n");
 		return EXIT_RUNTIME;
 	}
-	ret = selftest_run(mnt, &r);
+	/* the mechanism `run` would choose: iter/tcp where it loads */
+	enforcer_plan(RESETS_AUTO, UNREAD_AUTO, &plan);
+	ret = selftest_run(mnt, plan.resets, true, &r);
 	if (ret) {
 		pr_warn("selftest could not run: %s\n", strerror(-ret));
 		return EXIT_RUNTIME;
@@ -45,7 +49,8 @@ const struct command cmd_selftest = {
 	.doc = "Exercise the redirect path of this kernel in a private cgroup with a private "
 	       "copy of the data plane: ordering, large messages, half-close, FIONREAD (of "
 	       "redirected and of TCP bytes), the kernel's count of unread redirected bytes, "
-	       "resets from BPF (bpf_sock_destroy), blocking reads after the peer's shutdown, "
+	       "ending a connection (iter/tcp with bpf_sock_destroy where tracing programs "
+	       "load, else sock_diag's SOCK_DESTROY), blocking reads after the peer's shutdown, "
 	       "the slow-reader bound, splice(2) readers. Exit 1 if a critical check fails: "
 	       "one that can lose, corrupt, reorder or hang connections ('run' then stays "
 	       "paused).",

@@ -138,6 +138,7 @@ int dataplane_load(struct dataplane *dp, const struct dataplane_params *p)
 	dp->skel->rodata->slow_reader_fallback = p->slow_reader_fallback;
 	dp->skel->rodata->max_unread = p->max_unread;
 	dp->skel->rodata->check_local_addrs = p->check_local_addrs;
+	dp->skel->rodata->watch_unread = p->watch_unread;
 	dp->skel->rodata->selftest_knobs = p->selftest_knobs;
 	dp->skel->rodata->test_claim_delay = p->test_claim_delay;
 	/* with the guard, sockets enter the map only while it is armed */
@@ -169,12 +170,12 @@ int dataplane_load(struct dataplane *dp, const struct dataplane_params *p)
 	if (!p->guard)
 		return 0;
 	err = guard_load(&dp->guard, dp->skel->obj, p->guard_hooks, p->splice_guard);
-	if (!err)
-		err = guard_attach(&dp->guard, bpf_map__fd(dp->skel->maps.sock_hash));
-	if (err)
-		pr_warn("the data plane's guard (splice, MSG_OOB, ULP, resets) failed: %s\n",
-			strerror(-err));
-	return err;
+	/* an explicit --guard-hooks fentry or tracepoints that can't be had
+	 * stops the agent; otherwise it runs, and whatever is unguarded
+	 * keeps the data plane paused (the caller reads dp->guard) */
+	if (err && (p->guard_hooks == GUARD_HOOKS_FENTRY || p->guard_hooks == GUARD_HOOKS_TRACEPOINTS))
+		return err;
+	return 0;
 }
 
 int dataplane_attach_msg(struct dataplane *dp)
@@ -398,6 +399,11 @@ void dataplane_maps(const struct dataplane *dp, struct agent_maps *m)
 #define MAP_FD(e, name) m->fd[e] = bpf_map__fd(dp->skel->maps.name);
 	DATAPLANE_MAPS(MAP_FD)
 #undef MAP_FD
+}
+
+const struct bpf_object *dataplane_object(const struct dataplane *dp)
+{
+	return dp->skel->obj;
 }
 
 void dataplane_events(const struct dataplane *dp, struct feed_source *src)

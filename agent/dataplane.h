@@ -26,7 +26,10 @@ struct dataplane_params {
 	bool slow_reader_fallback;    /* selftest proved the TCP fallback safe */
 	uint64_t max_unread;          /* per reader, bytes; 0: no cap */
 	bool check_local_addrs;       /* insert only peers in tracked netns */
-	bool guard;                   /* load the guard (the agent; not the selftest) */
+	bool watch_unread;            /* keep unread_watch (enforcer: UNREAD_WATCH) */
+	bool guard;                   /* load the guard (the agent; not the selftest):
+				       * dp->guard.skel stays NULL where even its ULP
+				       * refusal fails, hooks NONE where only that loads */
 	bool splice_guard;            /* end connections whose reader splices */
 	int guard_hooks;              /* enum guard_hooks: what to try */
 	bool pin;                     /* pin maps and links under PIN_DIR */
@@ -72,6 +75,8 @@ void dataplane_destroy(struct dataplane *dp);
 
 /* What others read.  fds stay owned by the data plane. */
 void dataplane_maps(const struct dataplane *dp, struct agent_maps *m);
+/* Its object, for the objects that share its maps (guard, enforcer). */
+const struct bpf_object *dataplane_object(const struct dataplane *dp);
 struct feed_source;
 /* Where its connection events come from (arena ring or ring buffer). */
 void dataplane_events(const struct dataplane *dp, struct feed_source *src);

@@ -88,7 +88,7 @@ static int parse_sock(struct diag_ctx *ctx, const uint8_t *payload, size_t len,
 		return -EPROTO;
 	ret = parse_attrs(payload + NLMSG_ALIGN(sizeof(m)), len - NLMSG_ALIGN(sizeof(m)),
 			  &s.cgroup);
-	if (ret || !s.cgroup)
+	if (ret || (!s.cgroup && !ctx->any_cgroup))
 		return ret;
 	if (!ctx->budget) {
 		ctx->capped = true;
@@ -98,6 +98,10 @@ static int parse_sock(struct diag_ctx *ctx, const uint8_t *payload, size_t len,
 	to_v6(s.remote, m.idiag_family, m.id.idiag_dst);
 	s.lport = ntohs(m.id.idiag_sport);
 	s.rport = ntohs(m.id.idiag_dport);
+	s.cookie = (uint64_t)m.id.idiag_cookie[1] << 32 | m.id.idiag_cookie[0];
+	s.ifindex = m.id.idiag_if;
+	s.family = m.idiag_family;
+	s.state = m.idiag_state;
 	ret = append(out, &s);
 	if (!ret)
 		ctx->budget--;

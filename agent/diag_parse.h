@@ -24,12 +24,16 @@
  * owner fills it with sockets costs us bounded memory and time. */
 #define DIAG_MAX_SOCKS_PER_NETNS 65536
 
-/* One established TCP socket with a cgroup id. */
+/* One TCP socket (with a cgroup id, unless the dump asked for any). */
 struct diag_sock {
 	uint8_t local[16], remote[16]; /* v4 as ::ffff:a.b.c.d */
 	uint16_t lport, rport;         /* host order */
 	uint64_t cgroup;
 	uint64_t netns;                /* inode of the netns we dumped it in */
+	uint64_t cookie;               /* the socket's cookie (SOCK_DESTROY names it) */
+	uint32_t ifindex;              /* bound device, 0: none */
+	uint8_t family;                /* AF_INET or AF_INET6: the dump's */
+	uint8_t state;                 /* TCP_ESTABLISHED, TCP_LISTEN, ... */
 };
 
 struct diag_list {
@@ -44,6 +48,7 @@ struct diag_ctx {
 	uint32_t portid; /* our socket's port id (getsockname) */
 	int family;      /* AF_INET or AF_INET6: what we asked for */
 	uint64_t netns;
+	bool any_cgroup; /* take sockets without a cgroup id too */
 	/* set once per namespace, shared by its requests */
 	size_t budget;   /* sockets it may still add */
 	bool capped;     /* budget ran out: the rest was not taken */
@@ -54,7 +59,8 @@ enum { DIAG_MORE = 0, DIAG_DONE = 1 };
 /*
  * One datagram: buf[len] as recvmsg() returned it, msg_flags its
  * msghdr.msg_flags, from/fromlen its msg_name/msg_namelen.  Appends the
- * sockets with a cgroup id to out (while ctx->budget lasts).  Returns
+ * sockets with a cgroup id (any, with ctx->any_cgroup) to out (while
+ * ctx->budget lasts).  Returns
  * DIAG_MORE (read the next datagram), DIAG_DONE (NLMSG_DONE, an ACK, or
  * ctx->capped), or a negative errno, in which case out and ctx->budget are
  * as they were (a datagram is taken whole or not at all):

@@ -1,39 +1,130 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <sched.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "accel.h"
 #include "enforcer.h"
-#include "guard.h"
 #include "log.h"
+#include "sock_diag.h"
+
+#ifndef SO_COOKIE
+#define SO_COOKIE 57
+#endif
+
+const char *const reset_mech_opts[RESETS__MAX] = {
+	[RESETS_AUTO] = "auto", [RESETS_ITER] = "iter", [RESETS_SOCK_DIAG] = "sock_diag",
+};
+const char *const unread_mech_opts[UNREAD__MAX] = {
+	[UNREAD_AUTO] = "auto", [UNREAD_ITER] = "iter", [UNREAD_WATCH] = "watch",
+};
+const char *const reset_mech_names[RESETS__MAX] = {
+	[RESETS_AUTO] = "auto", [RESETS_ITER] = "iter/tcp", [RESETS_SOCK_DIAG] = "sock_diag",
+};
+const char *const unread_mech_names[UNREAD__MAX] = {
+	[UNREAD_AUTO] = "auto", [UNREAD_ITER] = "iter/sockmap", [UNREAD_WATCH] = "watch",
+};
+
+int enforcer_plan(enum reset_mech resets, enum unread_mech unread, struct enforce_plan *p)
+{
+	memset(p, 0, sizeof(*p));
+	/* each alone: a host may refuse one and take the other */
+	if (resets != RESETS_SOCK_DIAG)
+		p->reset_iter_err = -sockiter_probe(true, false);
+	if (unread != UNREAD_WATCH)
+		p->scan_iter_err = -sockiter_probe(false, true);
+	if (resets == RESETS_ITER && p->reset_iter_err) {
+		pr_warn("--resets iter: this host refuses the iter/tcp program (%s); --resets "
+			"sock_diag needs none\n", strerror(p->reset_iter_err));
+		return -p->reset_iter_err;
+	}
+	if (unread == UNREAD_ITER && p->scan_iter_err) {
+		pr_warn("--unread-scan iter: this host refuses the iter/sockmap program (%s); "
+			"--unread-scan watch needs none\n", strerror(p->scan_iter_err));
+		return -p->scan_iter_err;
+	}
+	p->resets = resets == RESETS_SOCK_DIAG || p->reset_iter_err ? RESETS_SOCK_DIAG : RESETS_ITER;
+	p->unread = unread == UNREAD_WATCH || p->scan_iter_err ? UNREAD_WATCH : UNREAD_ITER;
+	if (resets == RESETS_SOCK_DIAG)
+		snprintf(p->resets_why, sizeof(p->resets_why), "--resets sock_diag");
+	else if (p->reset_iter_err)
+		snprintf(p->resets_why, sizeof(p->resets_why), "iter/tcp refused: %s",
+			 strerror(p->reset_iter_err));
+	if (unread == UNREAD_WATCH)
+		snprintf(p->unread_why, sizeof(p->unread_why), "--unread-scan watch");
+	else if (p->scan_iter_err)
+		snprintf(p->unread_why, sizeof(p->unread_why), "iter/sockmap refused: %s",
+			 strerror(p->scan_iter_err));
+	if (p->reset_iter_err)
+		pr_info("the iter/tcp program was refused (%s): ending connections over sock_diag\n",
+			strerror(p->reset_iter_err));
+	if (p->scan_iter_err)
+		pr_info("the iter/sockmap program was refused (%s): measuring unread bytes from the "
+			"data plane's unread_watch\n", strerror(p->scan_iter_err));
+	return 0;
+}
 
 static int take_request(void *ctx, void *data, size_t size)
 {
 	const struct reset_request *r = data;
 	struct enforcer *e = ctx;
+	struct reset_ask *v;
 
-	if (size < sizeof(*r) || e->n_pending >= (int)(sizeof(e->pending) / sizeof(e->pending[0])))
+	if (size < sizeof(*r))
 		return 0;
-	e->pending[e->n_pending].cookie = r->cookie;
-	e->pending[e->n_pending].reason = r->reason;
-	e->n_pending++;
+	if (e->n_pending == e->cap_pending) {
+		size_t cap = e->cap_pending ? 2 * e->cap_pending : 256;
+
+		v = realloc(e->pending, cap * sizeof(*v));
+		if (!v) {
+			pr_warn("reset request of cookie %llu dropped: out of memory\n",
+				(unsigned long long)r->cookie);
+			return 0;
+		}
+		e->pending = v;
+		e->cap_pending = cap;
+	}
+	e->pending[e->n_pending++] = (struct reset_ask){
+		.cookie = r->cookie, .peer = r->peer, .reason = r->reason, .port = r->port,
+	};
 	return 0;
 }
 
-int enforcer_start(struct enforcer *e, struct guard *g, int resets_fd, int gauges_fd,
-		   uint64_t max_unread, uint64_t budget)
+int enforcer_start(struct enforcer *e, const struct enforce_plan *plan,
+		   const struct bpf_object *dataplane, int sock_hash_fd, int resets_fd,
+		   int gauges_fd, uint64_t max_unread, uint64_t budget)
 {
-	e->guard = g;
+	int err;
+
+	e->plan = *plan;
 	e->gauges_fd = gauges_fd;
 	e->max_unread = max_unread;
 	e->budget = budget;
+	if (plan->resets == RESETS_ITER || plan->unread == UNREAD_ITER) {
+		err = sockiter_load(&e->it, dataplane, sock_hash_fd, plan->resets == RESETS_ITER,
+				    plan->unread == UNREAD_ITER);
+		if (err) {
+			pr_warn("loading the enforcer's iterators failed: %s\n", strerror(-err));
+			return err;
+		}
+	}
+	if (plan->resets == RESETS_SOCK_DIAG || plan->unread == UNREAD_WATCH) {
+		err = syscall_ops_load(&e->so, dataplane);
+		if (err) {
+			pr_warn("loading the enforcer's syscall programs failed: %s\n", strerror(-err));
+			return err;
+		}
+	}
 	e->rb = ring_buffer__new(resets_fd, take_request, e, NULL);
 	return e->rb ? 0 : -errno;
 }
@@ -43,81 +134,198 @@ int enforcer_epoll_fd(const struct enforcer *e)
 	return e->rb ? ring_buffer__epoll_fd(e->rb) : -1;
 }
 
+static void format_end(char *out, size_t len, int family, const __u8 *addr, __u16 port)
+{
+	char a[INET6_ADDRSTRLEN] = "?";
+
+	if (family == AF_INET) {
+		inet_ntop(AF_INET, addr, a, sizeof(a));
+		snprintf(out, len, "%s:%u", a, port);
+	} else {
+		inet_ntop(AF_INET6, addr, a, sizeof(a));
+		snprintf(out, len, "[%s]:%u", a, port);
+	}
+}
+
+static void log_reset(int family, const __u8 *local, __u16 lport, const __u8 *remote,
+		      __u16 rport, __u32 reason, const char *outcome)
+{
+	char l[64], r[64];
+
+	format_end(l, sizeof(l), family, local, lport);
+	format_end(r, sizeof(r), family, remote, rport);
+	pr_warn("reset %s <-> %s (%s): %s\n", l, r, reason < RS__MAX ? reset_names[reason] : "?",
+		outcome);
+}
+
+/* ---- iter/tcp ---- */
+
 /* One pass of reset_doomed in the current namespace: log what it ended and
  * doom the peers it named.  Returns how many new cookies it doomed. */
-static int reset_pass(struct enforcer *e)
+static int iter_pass(struct enforcer *e)
 {
-	unsigned long long cookie, peer;
-	char line[512], local[128], remote[128];
-	unsigned int reason;
-	int added = 0;
-	long destroyed;
-	FILE *f;
+	static struct reset_record rec[256];
+	int n, i, added = 0;
 
-	f = guard_run_reset(e->guard);
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llu %llu %u %ld %127s %127s", &cookie, &peer, &reason, &destroyed,
-			   local, remote) != 6)
-			continue;
-		pr_warn("reset %s <-> %s (%s): %s\n", local, remote,
-			reason < RS__MAX ? reset_names[reason] : "?",
-			destroyed == 0 ? "both ends see an error" :
-			destroyed < 0 && destroyed != -1 ? strerror((int)-destroyed) :
-							   "this kernel has no bpf_sock_destroy");
-		if (peer && !guard_doom(e->guard, peer, reason, false))
+	n = sockiter_reset(&e->it, rec, 256);
+	for (i = 0; i < n; i++) {
+		log_reset(rec[i].family, rec[i].local, rec[i].local_port, rec[i].remote,
+			  rec[i].remote_port, rec[i].reason,
+			  rec[i].destroyed == 0 ? "both ends see an error" :
+			  rec[i].destroyed < 0 ? strerror(-rec[i].destroyed) :
+						 "this kernel has no bpf_sock_destroy");
+		if (rec[i].peer && !sockiter_doom(&e->it, rec[i].peer, rec[i].reason, false))
 			added++;
 	}
-	fclose(f);
 	return added;
 }
 
-/* Reset every doomed socket, wherever it lives, and its peer. */
-static void enforce(struct enforcer *e)
+static void enforce_iter(struct enforcer *e, const struct reset_ask *asks, size_t n)
 {
 	int self, pass, added;
 	size_t i;
 
+	/* the requests' sockets only: each pass names the peers of what it
+	 * ended, and the next ends them.  A peer doomed with its socket
+	 * could be ended first, and its RST close the socket the request
+	 * named before the iterator reaches it: that reset would go uncounted */
+	for (i = 0; i < n; i++)
+		sockiter_doom(&e->it, asks[i].cookie, asks[i].reason, true);
 	self = netns_save();
 	if (self < 0)
-		return;
+		goto out;
 	for (pass = 0; pass < 3; pass++) {
 		/* the agent's own namespace, then every tracked one */
-		if (setns(self, CLONE_NEWNET) == 0)
-			added = reset_pass(e);
-		else
-			added = 0;
+		added = setns(self, CLONE_NEWNET) == 0 ? iter_pass(e) : 0;
 		for (i = 0; i < e->n_ns; i++)
 			if (!netns_enter(&e->ns[i]))
-				added += reset_pass(e);
+				added += iter_pass(e);
 		if (!added)
 			break;
 	}
 	netns_restore(self);
-	guard_undoom_all(e->guard);
+out:
+	sockiter_undoom_all(&e->it);
+}
+
+/* ---- sock_diag ---- */
+
+/* The sockets to end: each request's, then its peer's. */
+struct diag_batch {
+	struct enforcer *e;
+	uint64_t *cookies;
+	bool *ended;
+	const struct reset_ask **ask; /* the request each cookie came from */
+	bool *primary;
+	size_t n;
+};
+
+/* One doomed socket found: learn its port and count the reset first (as
+ * reset_doomed does before bpf_sock_destroy: a connection made after the
+ * reset must not pair on that port), then end it.  A request's socket
+ * comes before its peer (diag_find_cookies keeps the order). */
+static void diag_found(void *ctx, size_t i, const struct diag_sock *s, bool service_local)
+{
+	struct diag_batch *b = ctx;
+	const struct reset_ask *a = b->ask[i];
+	__u16 port;
+	int err;
+
+	if (b->primary[i]) {
+		/* the service port, as the data plane learns it: a request
+		 * names it, else the end that is listened on here */
+		port = a->port ? a->port : service_local ? s->lport : s->rport;
+		if (syscall_ops_note_reset(&b->e->so, a->reason, port))
+			pr_debug("counting a reset: %s\n", strerror(errno));
+	}
+	err = diag_destroy(s);
+	/* a peer gone by its turn: the first end's RST reached it (the dump
+	 * was taken before) */
+	if (!b->primary[i] && err == -ENOENT)
+		return;
+	log_reset(s->family, s->family == AF_INET ? s->local + 12 : s->local, s->lport,
+		  s->family == AF_INET ? s->remote + 12 : s->remote, s->rport, a->reason,
+		  err ? strerror(-err) : "both ends see an error");
+}
+
+static void enforce_diag(struct enforcer *e, const struct reset_ask *asks, size_t n)
+{
+	struct diag_batch b = { .e = e };
+	size_t i, left;
+	int self;
+
+	b.cookies = calloc(2 * n, sizeof(*b.cookies));
+	b.ended = calloc(2 * n, sizeof(*b.ended));
+	b.ask = calloc(2 * n, sizeof(*b.ask));
+	b.primary = calloc(2 * n, sizeof(*b.primary));
+	if (!b.cookies || !b.ended || !b.ask || !b.primary) {
+		pr_warn("ending %zu connections: out of memory\n", n);
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		b.ask[b.n] = &asks[i];
+		b.primary[b.n] = true;
+		b.cookies[b.n++] = asks[i].cookie;
+		if (asks[i].peer) {
+			b.ask[b.n] = &asks[i];
+			b.cookies[b.n++] = asks[i].peer;
+		}
+	}
+	self = netns_save();
+	if (self < 0)
+		goto out;
+	left = b.n;
+	/* the agent's own namespace, then every tracked one, until all
+	 * are found (a closed socket is in none: nothing to end) */
+	if (setns(self, CLONE_NEWNET) == 0) {
+		int found = diag_find_cookies(b.cookies, b.ended, b.n, diag_found, &b);
+
+		if (found < 0)
+			pr_warn("sock_diag in the agent's namespace: %s\n", strerror(-found));
+		else
+			left -= found;
+	}
+	for (i = 0; i < e->n_ns && left; i++) {
+		int found;
+
+		if (netns_enter(&e->ns[i]))
+			continue;
+		found = diag_find_cookies(b.cookies, b.ended, b.n, diag_found, &b);
+		if (found < 0)
+			pr_warn("sock_diag in netns %llu: %s\n", (unsigned long long)e->ns[i].ino,
+				strerror(-found));
+		else
+			left -= found;
+	}
+	netns_restore(self);
+out:
+	free(b.cookies);
+	free(b.ended);
+	free(b.ask);
+	free(b.primary);
+}
+
+/* End these connections, both ends, wherever they live. */
+static void enforce(struct enforcer *e, const struct reset_ask *asks, size_t n)
+{
+	if (!n)
+		return;
+	if (e->plan.resets == RESETS_ITER)
+		enforce_iter(e, asks, n);
+	else
+		enforce_diag(e, asks, n);
 }
 
 void enforcer_on_requests(struct enforcer *e)
 {
-	int i;
-
 	ring_buffer__consume(e->rb);
-	if (!e->n_pending)
-		return;
-	for (i = 0; i < e->n_pending; i++)
-		guard_doom(e->guard, e->pending[i].cookie, e->pending[i].reason, true);
+	enforce(e, e->pending, e->n_pending);
 	e->n_pending = 0;
-	enforce(e);
 }
-
-struct unread {
-	uint64_t cookie, bytes;
-};
 
 static int by_bytes_desc(const void *a, const void *b)
 {
-	const struct unread *x = a, *y = b;
+	const struct unread_record *x = a, *y = b;
 
 	return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : 0;
 }
@@ -126,47 +334,58 @@ void enforcer_tick(struct enforcer *e)
 {
 	struct agent_gauges g = { .unread_limit = e->max_unread, .unread_budget = e->budget,
 				  .local_addrs = e->local_addrs, .guards_armed = e->guards_armed };
-	static struct unread top[4096];
-	unsigned long long cookie;
-	unsigned int bytes;
-	char line[128];
+	static struct unread_record top[UNREAD_SCAN_MAX];
+	static struct reset_ask asks[UNREAD_SCAN_MAX];
+	__u64 total = 0, largest = 0;
 	__u32 zero = 0;
-	int n = 0, i;
 	uint64_t over;
-	FILE *f;
+	int n, i;
 
-	f = guard_run_scan(e->guard);
-	if (f) {
-		while (fgets(line, sizeof(line), f)) {
-			if (sscanf(line, "%llu %u", &cookie, &bytes) != 2)
-				continue;
-			g.unread_bytes += bytes;
-			if (bytes > g.unread_max_bytes)
-				g.unread_max_bytes = bytes;
-			if (n < (int)(sizeof(top) / sizeof(top[0])))
-				top[n++] = (struct unread){ cookie, bytes };
-		}
-		fclose(f);
+	if (!e->rb) /* not started: nothing to measure with */
+		n = 0;
+	else if (e->plan.unread == UNREAD_ITER)
+		n = sockiter_scan(&e->it, top, UNREAD_SCAN_MAX, &total, &largest);
+	else
+		n = syscall_ops_scan(&e->so, top, UNREAD_SCAN_MAX, &total, &largest);
+	if (n < 0) {
+		pr_debug("unread scan: %s\n", strerror(-n));
+		n = 0;
 	}
+	g.unread_bytes = total;
+	g.unread_max_bytes = largest;
 	bpf_map_update_elem(e->gauges_fd, &zero, &g, BPF_ANY);
-	if (!e->budget || g.unread_bytes <= e->budget)
+	if (!e->budget || g.unread_bytes <= e->budget || !e->rb)
 		return;
 	/* Over the host-wide budget: end the largest until back under it. */
 	qsort(top, n, sizeof(top[0]), by_bytes_desc);
 	over = g.unread_bytes - e->budget;
 	for (i = 0; i < n && over; i++) {
-		guard_doom(e->guard, top[i].cookie, RS_BUDGET, true);
+		asks[i] = (struct reset_ask){ .cookie = top[i].cookie, .reason = RS_BUDGET };
 		over = top[i].bytes >= over ? 0 : over - top[i].bytes;
 	}
 	pr_warn("unread redirected bytes %llu over the budget %llu: ending the %d largest\n",
 		(unsigned long long)g.unread_bytes, (unsigned long long)e->budget, i);
-	enforce(e);
+	enforce(e, asks, i);
 }
 
 void enforcer_stop(struct enforcer *e)
 {
 	ring_buffer__free(e->rb);
 	e->rb = NULL;
+	if (e->it.skel)
+		sockiter_destroy(&e->it);
+	if (e->so.skel)
+		syscall_ops_destroy(&e->so);
+	free(e->pending);
+	e->pending = NULL;
+	e->n_pending = e->cap_pending = 0;
+}
+
+int enforcer_progs(const struct enforcer *e, struct prog_ref *out, int max)
+{
+	int n = sockiter_progs(&e->it, out, max);
+
+	return n + syscall_ops_progs(&e->so, out + n, max - n);
 }
 
 uint64_t enforcer_default_budget(void)
@@ -184,4 +403,137 @@ uint64_t enforcer_default_budget(void)
 	 * sk_rmem_schedule): stay well clear of the pressure threshold,
 	 * where every TCP socket on the host starts to suffer */
 	return got == 3 ? (uint64_t)pressure * page / 2 : 256ULL << 20;
+}
+
+/* ---- the self-test's reset check ---- */
+
+/* A connected loopback pair: fds in s[0] (client), s[1] (server). */
+static int loopback_pair(int s[2])
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t alen = sizeof(a);
+	int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	s[0] = s[1] = -1;
+	if (l < 0)
+		return -errno;
+	if (bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 1) ||
+	    getsockname(l, (struct sockaddr *)&a, &alen))
+		goto fail;
+	s[0] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (s[0] < 0 || connect(s[0], (struct sockaddr *)&a, sizeof(a)))
+		goto fail;
+	s[1] = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+	if (s[1] < 0)
+		goto fail;
+	close(l);
+	return 0;
+fail:
+	{
+		int err = -errno;
+
+		close(l);
+		if (s[0] >= 0)
+			close(s[0]);
+		s[0] = -1;
+		return err;
+	}
+}
+
+/* The error a socket sees (ECONNABORTED, ECONNRESET), within 2 s; 0: none. */
+static int error_seen(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	char c;
+
+	if (poll(&p, 1, 2000) != 1)
+		return 0;
+	if (recv(fd, &c, 1, MSG_DONTWAIT) < 0)
+		return errno == EAGAIN ? 0 : errno;
+	return 0;
+}
+
+static void end_found(void *ctx, size_t i, const struct diag_sock *s, bool service_local)
+{
+	(void)i;
+	(void)service_local;
+	*(int *)ctx = diag_destroy(s);
+}
+
+int enforcer_check_reset(enum reset_mech mech, const struct bpf_object *dataplane,
+			 int sock_hash_fd, char *detail, size_t len)
+{
+	struct sockiter it = {};
+	uint64_t cookie = 0;
+	socklen_t clen = sizeof(cookie);
+	bool ended = false;
+	struct sock_id key;
+	int s[2], i, err, e0, e1, err_end = 0;
+	__u64 value;
+
+	err = loopback_pair(s);
+	if (err) {
+		snprintf(detail, len, "a loopback connection to end: %s", strerror(-err));
+		return err;
+	}
+	/* in the SOCKHASH, as a tracked socket is: psock, tcp_bpf's proto */
+	for (i = 0; i < 2; i++) {
+		key = (struct sock_id){ .cookie = ~0ULL - i, .isn = 1 };
+		value = s[i];
+		if (bpf_map_update_elem(sock_hash_fd, &key, &value, BPF_NOEXIST)) {
+			err = -errno;
+			snprintf(detail, len, "a socket into the SOCKHASH: %s", strerror(errno));
+			goto out;
+		}
+	}
+	if (getsockopt(s[0], SOL_SOCKET, SO_COOKIE, &cookie, &clen)) {
+		err = -errno;
+		snprintf(detail, len, "SO_COOKIE: %s", strerror(errno));
+		goto out;
+	}
+	if (mech == RESETS_ITER) {
+		struct reset_record rec;
+
+		err = sockiter_load(&it, dataplane, sock_hash_fd, true, false);
+		if (!err)
+			err = sockiter_doom(&it, cookie, RS_SPLICE, false);
+		if (!err) {
+			err = sockiter_reset(&it, &rec, 1);
+			err = err == 1 ? rec.destroyed ? (rec.destroyed < 0 ? rec.destroyed : -ENOSYS) : 0
+				       : err < 0 ? err : -ENOENT;
+		}
+		if (err) {
+			snprintf(detail, len, "iter/tcp: %s",
+				 err == -ENOSYS ? "no bpf_sock_destroy kfunc (6.5+)" : strerror(-err));
+			goto out;
+		}
+	} else {
+		err = diag_find_cookies(&cookie, &ended, 1, end_found, &err_end);
+		if (err == 0)
+			err = -ENOENT;
+		else if (err > 0)
+			err = err_end;
+		if (err < 0) {
+			snprintf(detail, len, "sock_diag SOCK_DESTROY: %s%s", strerror(-err),
+				 err == -EOPNOTSUPP ? " (CONFIG_INET_DIAG_DESTROY off)" : "");
+			goto out;
+		}
+		err = 0;
+	}
+	e0 = error_seen(s[0]);
+	e1 = error_seen(s[1]);
+	if (!e0 || !e1) {
+		err = -EPROTO;
+		snprintf(detail, len, "%s ended a connection, but %s saw no error",
+			 reset_mech_names[mech], !e0 ? "the ended end" : "its peer");
+		goto out;
+	}
+	snprintf(detail, len, "%s ends a connection: %s here, %s at the peer",
+		 reset_mech_names[mech], strerror(e0), strerror(e1));
+out:
+	if (it.skel)
+		sockiter_destroy(&it);
+	close(s[0]);
+	close(s[1]);
+	return err;
 }

@@ -1,33 +1,81 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * Ending connections the data plane can't deliver as TCP would, and
- * watching what readers leave unread.
+ * watching what readers leave unread: with the strongest mechanism the
+ * host allows, chosen at start (enforcer_plan) and named in status.
  *
- * Requests come from the data plane and the guard (reset_requests ring
- * buffer: a reader past --max-unread, a splicing reader, MSG_OOB where the
- * TCP fallback is unsafe).  For each, the guard's reset_doomed iterator runs
- * in every network namespace of tracked processes (iter/tcp walks only the
- * namespace it is created in): it resets the socket (bpf_sock_destroy) and
- * names its peer, which the next pass resets wherever it lives.  Each reset
- * is logged with both addresses.
+ * Ending a connection (reset requests from the data plane and the guard,
+ * through the reset_requests ring buffer: a reader past --max-unread, a
+ * splicing reader, MSG_OOB where the TCP fallback is unsafe; and the
+ * budget's own):
+ *   iter/tcp    the reset_doomed iterator (sockiter.h) in every network
+ *               namespace of tracked processes: bpf_sock_destroy, the
+ *               socket's sends stopped and its port learned in BPF, its
+ *               peer named and ended by the next pass wherever it lives;
+ *   sock_diag   where tracing programs are refused: a dump of each such
+ *               namespace finds the sockets by cookie and SOCK_DESTROY
+ *               ends them (sock_diag.h); the request names the peer (the
+ *               data plane's do; the guard's splice hooks can't, and the
+ *               RST of the first end tells the peer); syscall_ops counts
+ *               the reset and learns the port.
+ * Either way each reset is logged with both addresses, and both ends see
+ * an error.
  *
- * Every tick the guard's scan_unread iterator reports the unread redirected
- * bytes of every socket: the gauges (status, /metrics, top) and, past the
- * host-wide budget, resets of the largest ones until the total is back
- * under it.
+ * Unread bytes, every tick (the gauges and, past the host-wide budget,
+ * resets of the largest until the total is back under it):
+ *   iter/sockmap  the scan_unread iterator over the SOCKHASH;
+ *   watch         where tracing programs are refused: the data plane keeps
+ *                 unread_watch (socket -> psock) and syscall_ops' scan
+ *                 reads each psock's count.
  */
 #ifndef NGX_SOCKMAP_ENFORCER_H
 #define NGX_SOCKMAP_ENFORCER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include "netns.h"
+#include "sockiter.h"
+#include "syscall_ops.h"
 
-struct guard;
+struct bpf_object;
 struct ring_buffer;
 
+enum reset_mech { RESETS_AUTO, RESETS_ITER, RESETS_SOCK_DIAG, RESETS__MAX };
+enum unread_mech { UNREAD_AUTO, UNREAD_ITER, UNREAD_WATCH, UNREAD__MAX };
+/* option words (--resets, --unread-scan) */
+extern const char *const reset_mech_opts[RESETS__MAX];
+extern const char *const unread_mech_opts[UNREAD__MAX];
+/* what status names them */
+extern const char *const reset_mech_names[RESETS__MAX];
+extern const char *const unread_mech_names[UNREAD__MAX];
+
+/* What the enforcer will use, decided before the data plane loads (the
+ * data plane keeps unread_watch only for UNREAD_WATCH). */
+struct enforce_plan {
+	enum reset_mech resets;
+	enum unread_mech unread;
+	int reset_iter_err;     /* errno of reset_doomed's refusal; 0: loaded or not tried */
+	int scan_iter_err;      /* likewise scan_unread's */
+	char resets_why[80];    /* why not iter/tcp; "" when iter/tcp */
+	char unread_why[80];    /* why not iter/sockmap */
+};
+
+/* Choose from what was asked (AUTO: the iterators where this host loads
+ * them, else sock_diag and watch).  0, or -errno (with a message) when
+ * an explicit --resets iter or --unread-scan iter can't be honoured. */
+int enforcer_plan(enum reset_mech resets, enum unread_mech unread, struct enforce_plan *plan);
+
+struct reset_ask {
+	uint64_t cookie, peer;  /* peer 0: not known */
+	uint32_t reason;
+	uint16_t port;          /* service port; 0: not known */
+};
+
 struct enforcer {
-	struct guard *guard;
+	struct enforce_plan plan;
+	struct sockiter it;      /* loaded for iter/tcp or iter/sockmap */
+	struct syscall_ops so;   /* loaded for sock_diag or watch */
 	struct ring_buffer *rb;  /* reset_requests */
 	int gauges_fd;           /* agent_gauges */
 	uint64_t max_unread;     /* per socket (shown; the data plane enforces it) */
@@ -36,20 +84,31 @@ struct enforcer {
 	size_t n_ns;
 	uint64_t local_addrs;    /* shown in the gauges */
 	uint64_t guards_armed;   /* likewise (guard_arming.c) */
-	/* requests taken from the ring, not yet enforced */
-	struct { uint64_t cookie; uint32_t reason; } pending[256];
-	int n_pending;
+	/* requests taken from the ring, not yet carried out */
+	struct reset_ask *pending;
+	size_t n_pending, cap_pending;
 };
 
-int enforcer_start(struct enforcer *e, struct guard *g, int resets_fd, int gauges_fd,
-		   uint64_t max_unread, uint64_t budget);
+/* Load what the plan needs, sharing the data plane's maps, and read its
+ * reset requests.  0 or -errno (nothing to end connections with). */
+int enforcer_start(struct enforcer *e, const struct enforce_plan *plan,
+		   const struct bpf_object *dataplane, int sock_hash_fd, int resets_fd,
+		   int gauges_fd, uint64_t max_unread, uint64_t budget);
 int enforcer_epoll_fd(const struct enforcer *e);
 /* Requests are ready: take and carry them out. */
 void enforcer_on_requests(struct enforcer *e);
 /* Once a tick: measure unread bytes, publish the gauges, keep the budget. */
 void enforcer_tick(struct enforcer *e);
 void enforcer_stop(struct enforcer *e);
+int enforcer_progs(const struct enforcer *e, struct prog_ref *out, int max);
 /* The default host-wide budget: half of tcp_mem's pressure threshold. */
 uint64_t enforcer_default_budget(void);
+
+/* The self-test's reset check: end one end of a loopback connection
+ * whose sockets are in sock_hash_fd (they have psocks, as tracked ones
+ * do) with mech, and see both ends get an error.  0, or -errno with why
+ * in detail. */
+int enforcer_check_reset(enum reset_mech mech, const struct bpf_object *dataplane,
+			 int sock_hash_fd, char *detail, size_t len);
 
 #endif

@@ -19,9 +19,7 @@
 #include "follow.h"
 #include "log.h"
 #include "netns.h"
-#include "nl_dump.h"
-
-#define TCP_ESTABLISHED_STATE 1
+#include "sock_diag.h"
 
 /* New peer cgroups one network namespace may give per scan: whoever owns a
  * namespace (any user, with `unshare -Urn`) decides which sockets are in
@@ -37,49 +35,6 @@ static bool is_loopback(const uint8_t a[16])
 	       (!memcmp(a, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12) && a[12] == 127);
 }
 
-/* Dump the established TCP sockets of family in the current netns, with
- * cgroup ids, into l (diag_parse checks every reply). */
-static int dump_family(int family, struct diag_ctx *ctx, struct diag_list *l)
-{
-	/* unique per request, so a reply to an earlier one never counts */
-	static uint32_t seq;
-	struct {
-		struct nlmsghdr nlh;
-		struct inet_diag_req_v2 req;
-	} msg = {
-		.nlh = { .nlmsg_len = sizeof(msg), .nlmsg_type = SOCK_DIAG_BY_FAMILY,
-			 .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP },
-		.req = { .sdiag_family = family, .sdiag_protocol = IPPROTO_TCP,
-			 .idiag_states = 1 << TCP_ESTABLISHED_STATE },
-	};
-	static char buf[65536];
-	struct sockaddr_nl from;
-	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-	int fd, ret;
-	ssize_t n;
-
-	/* diag_parse refuses what slips in before the socket is connected
-	 * (sender not port id 0, nl_dump.h) */
-	fd = nl_dump_start(NETLINK_SOCK_DIAG, &msg.nlh, &seq, &ctx->portid);
-	if (fd < 0)
-		return fd;
-	ctx->family = family;
-	ctx->seq = msg.nlh.nlmsg_seq;
-	do {
-		mh.msg_name = &from;
-		mh.msg_namelen = sizeof(from);
-		n = recvmsg(fd, &mh, 0);
-		if (n < 0) {
-			ret = errno == EINTR ? DIAG_MORE : -errno;
-			continue;
-		}
-		ret = diag_parse(ctx, buf, n, mh.msg_flags, &from, mh.msg_namelen, l);
-	} while (ret == DIAG_MORE);
-	close(fd);
-	return ret < 0 ? ret : 0;
-}
-
 /* Enter one namespace and dump it (nothing when it is gone meanwhile). */
 static void dump_netns(const struct netns_ref *ns, struct diag_list *l)
 {
@@ -91,7 +46,7 @@ static void dump_netns(const struct netns_ref *ns, struct diag_list *l)
 	if (netns_enter(ns))
 		return;
 	for (i = 0; i < 2 && !ctx.capped; i++) {
-		ret = dump_family(families[i], &ctx, l);
+		ret = diag_dump_tcp(families[i], 1 << DIAG_TCP_ESTABLISHED, &ctx, l);
 		if (ret)
 			pr_debug("follow: netns %llu: %s dump: %s\n", (unsigned long long)ns->ino,
 				 families[i] == AF_INET ? "IPv4" : "IPv6", strerror(-ret));

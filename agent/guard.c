@@ -7,7 +7,6 @@
 #include <sys/vfs.h>
 #include <linux/magic.h>
 #include <bpf/bpf.h>
-#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "accel.h"
 #include "guard.h"
@@ -22,6 +21,7 @@ const char *const guard_hooks_names[GUARD_HOOKS__MAX] = {
 	[GUARD_HOOKS_AUTO] = "auto",
 	[GUARD_HOOKS_FENTRY] = "fentry",
 	[GUARD_HOOKS_TRACEPOINTS] = "tracepoints",
+	[GUARD_HOOKS_NONE] = "none",
 };
 
 /* The programs of one set of hooks, splice's first (bpf/guard.bpf.c),
@@ -32,6 +32,8 @@ static int hook_progs(const struct guard *g, enum guard_hooks hooks, struct bpf_
 	struct guard_bpf *s = g->skel;
 	int n = 0;
 
+	if (hooks == GUARD_HOOKS_NONE)
+		return 0;
 	if (hooks == GUARD_HOOKS_FENTRY) {
 		out[n++] = s->progs.splice_fentry;
 		out[n++] = s->progs.send_fexit;
@@ -48,47 +50,61 @@ static int hook_progs(const struct guard *g, enum guard_hooks hooks, struct bpf_
 	return n;
 }
 
-/* Open and load with one set of hooks; the other is not loaded. */
+/* Open and load with one set of hooks (NONE: sockopt_ulp alone); the
+ * others are not loaded. */
 static int load_with(struct guard *g, const struct bpf_object *dataplane, enum guard_hooks hooks)
 {
+	static const enum guard_hooks sets[] = { GUARD_HOOKS_FENTRY, GUARD_HOOKS_TRACEPOINTS };
 	struct bpf_program *progs[GUARD_MAX_HOOKS];
-	struct bpf_map *map, *theirs;
-	int err, i, n;
+	int err, i, n, k;
 
 	g->skel = guard_bpf__open();
 	if (!g->skel)
 		return -errno;
 	g->hooks = hooks;
-	n = hook_progs(g, hooks == GUARD_HOOKS_FENTRY ? GUARD_HOOKS_TRACEPOINTS : GUARD_HOOKS_FENTRY,
-		       progs);
-	for (i = 0; i < n; i++)
-		bpf_program__set_autoload(progs[i], false);
-	/* one copy of every shared map: the data plane's */
-	bpf_object__for_each_map(map, g->skel->obj) {
-		theirs = bpf_object__find_map_by_name(dataplane, bpf_map__name(map));
-		if (!theirs || strchr(bpf_map__name(map), '.'))
+	for (k = 0; k < 2; k++) {
+		if (sets[k] == hooks)
 			continue;
-		err = bpf_map__reuse_fd(map, bpf_map__fd(theirs));
-		if (err)
-			return err;
+		n = hook_progs(g, sets[k], progs);
+		for (i = 0; i < n; i++)
+			bpf_program__set_autoload(progs[i], false);
 	}
-	return guard_bpf__load(g->skel);
+	/* one copy of every shared map: the data plane's */
+	err = object_share_maps(g->skel->obj, dataplane);
+	return err ? err : guard_bpf__load(g->skel);
 }
 
-/* Loaded and attached: the fentry hooks never idle (guard_arming.h), so
- * attaching them here tells auto whether to fall back (an ftrace user
- * with IPMODIFY on the function, an LSM, refuse at attach, not load). */
-static int fentry_hooks(struct guard *g, const struct bpf_object *dataplane)
+/* Loaded and attached once: a refusal at attach (fentry: an ftrace user
+ * with IPMODIFY on the function, an LSM; tracepoints: no tracefs and no
+ * right to mount it) must make auto fall back too, not fail later.  The
+ * fentry hooks stay attached (they never idle, guard_arming.h); the
+ * tracepoints are detached again until armed. */
+static int hooks_that_attach(struct guard *g, const struct bpf_object *dataplane,
+			     enum guard_hooks hooks)
 {
-	int err = load_with(g, dataplane, GUARD_HOOKS_FENTRY);
+	int err = load_with(g, dataplane, hooks);
 
 	if (!err)
 		err = guard_arm(g); /* detaches what it attached when it fails */
 	if (err) {
 		guard_bpf__destroy(g->skel);
 		g->skel = NULL;
+		return err;
 	}
-	return err;
+	if (hooks == GUARD_HOOKS_TRACEPOINTS)
+		guard_disarm(g);
+	return 0;
+}
+
+/* EPERM where a policy refuses the program type (this project's own
+ * development hosts, a BPF LSM), ENOTSUPP without a JIT for it, ESRCH or
+ * ENOENT without the function in BTF or the tracepoint in tracefs:
+ * expected.  Anything else may be a bug of ours: still fall back, but
+ * say so. */
+static bool expected_refusal(int err)
+{
+	return err == -EPERM || err == -EACCES || err == -ENOTSUPP || err == -EOPNOTSUPP ||
+	       err == -ESRCH || err == -ENOENT || err == -EINVAL;
 }
 
 int guard_load(struct guard *g, const struct bpf_object *dataplane, enum guard_hooks want,
@@ -97,24 +113,19 @@ int guard_load(struct guard *g, const struct bpf_object *dataplane, enum guard_h
 	int err;
 
 	g->splice = splice;
-	g->fentry_err = 0;
-	if (want != GUARD_HOOKS_TRACEPOINTS) {
-		err = fentry_hooks(g, dataplane);
+	g->fentry_err = g->tracepoints_err = 0;
+	if (want == GUARD_HOOKS_AUTO || want == GUARD_HOOKS_FENTRY) {
+		err = hooks_that_attach(g, dataplane, GUARD_HOOKS_FENTRY);
 		if (!err)
 			return 0;
 		g->fentry_err = -err;
 		if (want == GUARD_HOOKS_FENTRY) {
 			pr_warn("--guard-hooks fentry: this kernel refuses the guard's fentry programs "
-				"(%s; -v shows why); --guard-hooks tracepoints loads everywhere\n",
-				strerror(-err));
+				"(%s; -v shows why); --guard-hooks tracepoints loads where tracing "
+				"programs are refused\n", strerror(-err));
 			return err;
 		}
-		/* EPERM where trampolines are refused (this project's own
-		 * development host), ENOTSUPP without a JIT for them, ESRCH or
-		 * ENOENT without the function in BTF: expected.  Anything else
-		 * may be a bug of ours: still fall back, but say so. */
-		if (err == -EPERM || err == -ENOTSUPP || err == -EOPNOTSUPP || err == -ESRCH ||
-		    err == -ENOENT)
+		if (expected_refusal(err))
 			pr_info("the guard's fentry programs were refused (%s): using syscall "
 				"tracepoints, which slow every syscall on the host while sockets are "
 				"tracked\n", strerror(-err));
@@ -123,17 +134,41 @@ int guard_load(struct guard *g, const struct bpf_object *dataplane, enum guard_h
 				"tracepoints, which slow every syscall on the host while sockets are "
 				"tracked\n", strerror(-err));
 	}
-	err = load_with(g, dataplane, GUARD_HOOKS_TRACEPOINTS);
-	if (err)
-		pr_warn("loading the guard failed: %s (run with -v for the verifier log)\n",
+	if (want != GUARD_HOOKS_NONE) {
+		err = hooks_that_attach(g, dataplane, GUARD_HOOKS_TRACEPOINTS);
+		if (!err)
+			return 0;
+		g->tracepoints_err = -err;
+		if (want == GUARD_HOOKS_TRACEPOINTS) {
+			pr_warn("--guard-hooks tracepoints: the guard's tracepoints failed: %s "
+				"(-v shows why)\n", strerror(-err));
+			return err;
+		}
+		pr_warn("the guard's tracepoints failed too (%s): splice and MSG_OOB are unguarded\n",
 			strerror(-err));
+	}
+	/* The ULP refusal (cgroup/setsockopt) needs no tracing: it must not
+	 * go with the hooks.  The caller keeps the data plane paused. */
+	err = load_with(g, dataplane, GUARD_HOOKS_NONE);
+	if (err) {
+		pr_warn("loading the guard's ULP refusal failed: %s (run with -v for the verifier log)\n",
+			strerror(-err));
+		guard_bpf__destroy(g->skel);
+		g->skel = NULL;
+	}
 	return err;
 }
 
 void guard_describe(const struct guard *g, char *hooks, size_t hlen, char *why, size_t wlen)
 {
-	snprintf(hooks, hlen, "%s", guard_hooks_names[g->hooks]);
-	if (g->fentry_err)
+	snprintf(hooks, hlen, "%s", g->skel ? guard_hooks_names[g->hooks] : "");
+	if (g->hooks == GUARD_HOOKS_NONE && g->tracepoints_err)
+		snprintf(why, wlen, "fentry: %s, tracepoints: %s",
+			 g->fentry_err ? strerror(g->fentry_err) : "not tried",
+			 strerror(g->tracepoints_err));
+	else if (g->hooks == GUARD_HOOKS_NONE)
+		snprintf(why, wlen, "--guard-hooks none");
+	else if (g->fentry_err)
 		snprintf(why, wlen, "fentry refused: %s", strerror(g->fentry_err));
 	else if (g->hooks == GUARD_HOOKS_TRACEPOINTS)
 		snprintf(why, wlen, "--guard-hooks tracepoints");
@@ -157,21 +192,6 @@ static int ensure_tracefs(void)
 	return 0;
 }
 
-int guard_attach(struct guard *g, int sock_hash_fd)
-{
-	LIBBPF_OPTS(bpf_iter_attach_opts, opts);
-	union bpf_iter_link_info info = {};
-
-	g->reset_iter = bpf_program__attach_iter(g->skel->progs.reset_doomed, NULL);
-	if (!g->reset_iter)
-		return -errno;
-	info.map.map_fd = sock_hash_fd;
-	opts.link_info = &info;
-	opts.link_info_len = sizeof(info);
-	g->unread_iter = bpf_program__attach_iter(g->skel->progs.scan_unread, &opts);
-	return g->unread_iter ? 0 : -errno;
-}
-
 /* With no hook attached no task is inside a marked send: a mark left (an
  * exit hook that never ran, a pinned map of an earlier agent) is stale. */
 static void forget_oob_senders(struct guard *g)
@@ -190,7 +210,7 @@ int guard_arm(struct guard *g)
 	struct bpf_program *progs[GUARD_MAX_HOOKS];
 	int err, i, n;
 
-	if (g->n_hooks)
+	if (g->n_hooks || !g->skel)
 		return 0;
 	if (g->hooks == GUARD_HOOKS_TRACEPOINTS) {
 		err = ensure_tracefs();
@@ -228,7 +248,8 @@ void guard_disarm(struct guard *g)
 	g->n_hooks = 0;
 	/* a sender between its enter and exit hooks stays marked: forget
 	 * them all (no socket is in the map, nothing reads them) */
-	forget_oob_senders(g);
+	if (g->skel)
+		forget_oob_senders(g);
 }
 
 struct bpf_link *guard_attach_cgroup(struct guard *g, int cg_fd)
@@ -248,65 +269,11 @@ void guard_destroy(struct guard *g)
 	for (i = 0; i < g->n_hooks; i++)
 		bpf_link__destroy(g->hook_links[i]);
 	g->n_hooks = 0;
-	bpf_link__destroy(g->reset_iter);
-	bpf_link__destroy(g->unread_iter);
-	g->reset_iter = g->unread_iter = NULL;
 	guard_bpf__destroy(g->skel);
 	g->skel = NULL;
-}
-
-int guard_doom(struct guard *g, __u64 cookie, __u32 reason, bool primary)
-{
-	struct doom_entry d = { .reason = reason, .primary = primary };
-
-	return bpf_map_update_elem(bpf_map__fd(g->skel->maps.doomed), &cookie, &d,
-				   primary ? BPF_ANY : BPF_NOEXIST) ? -errno : 0;
-}
-
-void guard_undoom_all(struct guard *g)
-{
-	int fd = bpf_map__fd(g->skel->maps.doomed);
-	__u64 key;
-
-	while (!bpf_map_get_next_key(fd, NULL, &key))
-		bpf_map_delete_elem(fd, &key);
-}
-
-static FILE *run_iter(struct bpf_link *link)
-{
-	int fd = bpf_iter_create(bpf_link__fd(link));
-	FILE *f;
-
-	if (fd < 0)
-		return NULL;
-	f = fdopen(fd, "r");
-	if (!f)
-		close(fd);
-	return f;
-}
-
-FILE *guard_run_reset(struct guard *g)
-{
-	return run_iter(g->reset_iter);
-}
-
-FILE *guard_run_scan(struct guard *g)
-{
-	return run_iter(g->unread_iter);
 }
 
 int guard_progs(const struct guard *g, struct prog_ref *out, int max)
 {
 	return object_progs(g->skel->obj, out, max);
-}
-
-bool guard_can_destroy(const struct guard *g)
-{
-	struct btf *btf = btf__load_vmlinux_btf();
-	bool ok;
-
-	(void)g;
-	ok = btf && btf__find_by_name_kind(btf, "bpf_sock_destroy", BTF_KIND_FUNC) > 0;
-	btf__free(btf);
-	return ok;
 }

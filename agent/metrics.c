@@ -11,6 +11,7 @@
 #include <bpf/bpf.h>
 #include "counters.h"
 #include "dataplane.h"
+#include "enforcer.h"
 #include "event_feed.h"
 #include "metrics.h"
 #include "netaddr.h"
@@ -26,22 +27,22 @@ static void help(FILE *o, const char *name, const char *type, const char *text)
 
 static void prog_stats(FILE *o, const struct prog_ref *progs, int n)
 {
-	struct bpf_prog_info info[16] = {};
+	struct bpf_prog_info info[24] = {};
 	__u32 len;
 	int i;
 
-	for (i = 0; i < n && i < 16; i++) {
+	for (i = 0; i < n && i < 24; i++) {
 		len = sizeof(info[i]);
 		bpf_prog_get_info_by_fd(progs[i].fd, &info[i], &len);
 	}
 	help(o, "ngx_sockmap_bpf_prog_run_seconds_total", "counter",
 	     "Time spent in each BPF program (kernel.bpf_stats_enabled=1 only).");
-	for (i = 0; i < n && i < 16; i++)
+	for (i = 0; i < n && i < 24; i++)
 		fprintf(o, "ngx_sockmap_bpf_prog_run_seconds_total{program=\"%s\"} %.9f\n",
 			progs[i].name, info[i].run_time_ns / 1e9);
 	help(o, "ngx_sockmap_bpf_prog_runs_total", "counter",
 	     "Runs of each BPF program (kernel.bpf_stats_enabled=1 only).");
-	for (i = 0; i < n && i < 16; i++)
+	for (i = 0; i < n && i < 24; i++)
 		fprintf(o, "ngx_sockmap_bpf_prog_runs_total{program=\"%s\"} %llu\n", progs[i].name,
 			(unsigned long long)info[i].run_cnt);
 }
@@ -139,7 +140,7 @@ static bool bpf_stats_enabled(void)
 void metrics_render(FILE *o, const struct metrics_src *src)
 {
 	const struct agent_info *info = src->info;
-	struct prog_ref progs[16];
+	struct prog_ref progs[24];
 	struct counters c;
 	int i, n;
 
@@ -165,6 +166,15 @@ void metrics_render(FILE *o, const struct metrics_src *src)
 		     "syscall on the host is slower while armed.");
 		fprintf(o, "ngx_sockmap_guard_hooks{hooks=\"%s\"} 1\n", info->guard_hooks);
 	}
+	if (info->guards[HZ_RESETS].mech[0]) {
+		help(o, "ngx_sockmap_hazard_guarded", "gauge",
+		     "What guards each hazard on this host (mechanism label); 1 guarded, "
+		     "0 unguarded (mechanism none: the data plane stays paused).");
+		for (i = 0; i < HZ__MAX; i++)
+			fprintf(o, "ngx_sockmap_hazard_guarded{hazard=\"%s\",mechanism=\"%s\"} %d\n",
+				hazard_names[i], info->guards[i].mech,
+				strcmp(info->guards[i].mech, "none") != 0);
+	}
 
 	if (observer_running(src->xdp)) {
 		xdp_totals(o, src->xdp, false);
@@ -181,9 +191,11 @@ void metrics_render(FILE *o, const struct metrics_src *src)
 	if (src->feed)
 		ring_metrics(o, src, c.sum.events_dropped);
 	if (bpf_stats_enabled() && src->dp) {
-		n = dataplane_progs(src->dp, progs, 16);
+		n = dataplane_progs(src->dp, progs, 24);
+		if (src->enforcer)
+			n += enforcer_progs(src->enforcer, progs + n, 24 - n);
 		if (observer_running(src->xdp))
-			n += observer_progs(src->xdp, progs + n, 16 - n);
+			n += observer_progs(src->xdp, progs + n, 24 - n);
 		prog_stats(o, progs, n);
 	}
 }

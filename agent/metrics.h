@@ -15,10 +15,13 @@ struct topk_window;
 struct MHD_Daemon;
 
 /* Everything /metrics reads; owned by the run loop. */
+struct enforcer;
+
 struct metrics_src {
 	const struct agent_maps *maps;
 	const struct agent_info *info;
 	const struct dataplane *dp;           /* program run stats */
+	const struct enforcer *enforcer;      /* likewise, its programs */
 	const struct xdp_observer *xdp;       /* NULL without --xdp */
 	const struct event_feed *feed;        /* event rings read so far */
 	const struct topk_window *topk;       /* NULL without --xdp */

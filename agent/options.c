@@ -177,3 +177,13 @@ int parse_size(const char *s, uint64_t *bytes)
 	*bytes = (uint64_t)v << shift;
 	return 0;
 }
+
+int parse_word(const char *s, const char *const *words, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (words[i] && !strcmp(s, words[i]))
+			return i;
+	return -1;
+}

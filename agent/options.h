@@ -37,6 +37,8 @@ struct run_opts {
 	uint64_t unread_budget;       /* host-wide, bytes; 0: from tcp_mem */
 	unsigned int guard_idle;      /* s of no tracked socket before the guard idles; 0: never */
 	int guard_hooks;              /* enum guard_hooks (guard.h) */
+	int resets;                   /* enum reset_mech (enforcer.h) */
+	int unread_scan;              /* enum unread_mech (enforcer.h) */
 	bool metrics;                 /* serve /metrics (--metrics off: no) */
 	struct sockaddr_storage metrics_addr;
 	socklen_t metrics_addr_len;
@@ -61,6 +63,8 @@ long parse_sample_every(const char *s);
 /* "64M", "512K", "1G", "1048576" -> bytes (binary units).  Returns 0, or
  * -1 for anything else (or more than 1 TiB). */
 int parse_size(const char *s, uint64_t *bytes);
+/* One of n words (an option's choices): its index, or -1. */
+int parse_word(const char *s, const char *const *words, int n);
 /* Decimal pid > 0 that fits pid_t. Returns the pid or -1. */
 int parse_pid(const char *s);
 static inline bool port_set_has(const struct port_set *set, uint16_t port)

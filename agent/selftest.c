@@ -21,6 +21,7 @@
 #include <bpf/btf.h>
 #include "counters.h"
 #include "dataplane.h"
+#include "enforcer.h"
 #include "log.h"
 #include "selftest.h"
 
@@ -35,7 +36,7 @@ static const struct selftest_check check_table[SELFTEST_CHECKS] = {
 	[C_UNREAD_BOUND] = { "unread_bound", true,
 			     "unread redirected bytes are visible (psock msg_tot_len): --max-unread holds" },
 	[C_RESET] = { "reset", true,
-		      "the agent can end a connection (bpf_sock_destroy, 6.5+): splice, stalled readers" },
+		      "the agent can end a connection (iter/tcp or sock_diag): splice, stalled readers" },
 	[C_FIONREAD_TCP] = { "fionread_tcp", false,
 			     "FIONREAD of a sockmap socket counts bytes that came through TCP" },
 	[C_BLOCKING_EOF] = { "blocking_eof", false, "a blocked recv() sees EOF, not EAGAIN, after the peer's shutdown" },
@@ -98,15 +99,6 @@ static bool kernel_has_msg_tot_len(void)
 	return found;
 }
 
-static bool kernel_has_sock_destroy(void)
-{
-	struct btf *btf = btf__load_vmlinux_btf();
-	bool found = btf && btf__find_by_name_kind(btf, "bpf_sock_destroy", BTF_KIND_FUNC) > 0;
-
-	btf__free(btf);
-	return found;
-}
-
 /* Fork the child and collect its results into r (the redirect and bound
  * checks are judged here, not by the child).  0, or -errno. */
 static int run_child(const char *procs, int config_fd, int stats_fd, struct selftest_report *r)
@@ -150,11 +142,10 @@ static int run_child(const char *procs, int config_fd, int stats_fd, struct self
 /* Judge what only the parent can see: were pairs formed and sends
  * redirected at all (else the data checks tested TCP only), and is the
  * slow-reader fallback safe here. */
-static void judge(const struct agent_maps *maps, bool has_tot_len, bool has_destroy,
-		  struct selftest_report *r)
+static void judge(const struct agent_maps *maps, bool has_tot_len, struct selftest_report *r)
 {
 	struct selftest_check *rd = &r->checks[C_REDIRECT], *bd = &r->checks[C_BOUND];
-	struct selftest_check *ub = &r->checks[C_UNREAD_BOUND], *rs = &r->checks[C_RESET];
+	struct selftest_check *ub = &r->checks[C_UNREAD_BOUND];
 	struct counters c = {};
 	int i;
 
@@ -175,10 +166,6 @@ static void judge(const struct agent_maps *maps, bool has_tot_len, bool has_dest
 	if (!has_tot_len)
 		snprintf(ub->detail, sizeof(ub->detail),
 			 "no psock->msg_tot_len (6.12.75+, 7.0): a reader could pin unbounded memory");
-	rs->result = has_destroy ? ST_PASS : ST_FAIL;
-	if (!has_destroy)
-		snprintf(rs->detail, sizeof(rs->detail),
-			 "no bpf_sock_destroy kfunc (6.5+): a splicing reader would hang");
 	/* tests only: make one check fail (selftest_fail_closed.sh) */
 	for (i = 0; i < SELFTEST_CHECKS && getenv("NGX_SOCKMAP_TEST_FAIL_CHECK"); i++)
 		if (!strcmp(r->checks[i].name, getenv("NGX_SOCKMAP_TEST_FAIL_CHECK"))) {
@@ -245,7 +232,31 @@ static int make_private_cgroup(const char *mnt, char *cg, size_t len)
 	return -e;
 }
 
-int selftest_run(const char *cg2_mnt, struct selftest_report *r)
+/* The reset check, in the parent: the mechanism the agent will use must
+ * really end a connection whose sockets have psocks.  iter/tcp that loads
+ * but can't end one (no bpf_sock_destroy) falls back to sock_diag where
+ * the agent may choose. */
+static void check_reset(struct dataplane *dp, const struct agent_maps *maps, enum reset_mech mech,
+			bool fallback, struct selftest_report *r)
+{
+	struct selftest_check *rs = &r->checks[C_RESET];
+	char why[sizeof(rs->detail)];
+	int err;
+
+	err = enforcer_check_reset(mech, dataplane_object(dp), maps->fd[MAP_SOCK_HASH],
+				   rs->detail, sizeof(rs->detail));
+	if (err && mech == RESETS_ITER && fallback) {
+		snprintf(why, sizeof(why), "%s", rs->detail);
+		pr_info("selftest reset: %s; trying sock_diag\n", why);
+		mech = RESETS_SOCK_DIAG;
+		err = enforcer_check_reset(mech, dataplane_object(dp), maps->fd[MAP_SOCK_HASH],
+					   rs->detail, sizeof(rs->detail));
+	}
+	rs->result = err ? ST_FAIL : ST_PASS;
+	r->reset_mech = mech;
+}
+
+int selftest_run(const char *cg2_mnt, int resets, bool fallback, struct selftest_report *r)
 {
 	const struct dataplane_params params = {
 		.ports_all = true,
@@ -259,6 +270,7 @@ int selftest_run(const char *cg2_mnt, struct selftest_report *r)
 	int i, ret;
 
 	memset(r, 0, sizeof(*r));
+	r->reset_mech = resets;
 	memcpy(r->checks, check_table, sizeof(check_table));
 	for (i = 0; i < SELFTEST_CHECKS; i++)
 		r->checks[i].result = ST_SKIP;
@@ -282,8 +294,10 @@ int selftest_run(const char *cg2_mnt, struct selftest_report *r)
 	agent_maps_init(&maps);
 	dataplane_maps(&dp, &maps);
 	ret = run_child(procs, maps.fd[MAP_CONFIG], maps.fd[MAP_STATS], r);
-	if (!ret)
-		judge(&maps, kernel_has_msg_tot_len(), kernel_has_sock_destroy(), r);
+	if (!ret) {
+		check_reset(&dp, &maps, resets, fallback, r);
+		judge(&maps, kernel_has_msg_tot_len(), r);
+	}
 out:
 	dataplane_destroy(&dp);
 	rmdir(cg);

@@ -34,11 +34,15 @@ struct selftest_report {
 	bool critical_failure;
 	bool splice_reads_ingress;      /* splicing readers need nothing */
 	bool slow_reader_fallback_safe; /* FIONREAD sees TCP bytes: fallback OK */
+	int reset_mech;                 /* enum reset_mech the reset check used */
 	int failures;
 };
 
-/* Run every check.  0 when it could run (results in r), -errno otherwise. */
-int selftest_run(const char *cg2_mnt, struct selftest_report *r);
+/* Run every check; the reset check ends a connection with resets (enum
+ * reset_mech: iter/tcp or sock_diag, what the agent will use) and, with
+ * fallback, with sock_diag where iter/tcp can't (r->reset_mech says which
+ * passed).  0 when it could run (results in r), -errno otherwise. */
+int selftest_run(const char *cg2_mnt, int resets, bool fallback, struct selftest_report *r);
 void selftest_print(FILE *out, const struct selftest_report *r);
 const char *selftest_result_name(enum st_result res);
 

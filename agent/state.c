@@ -62,6 +62,8 @@ int state_lock(int *other_pid)
 	return fd;
 }
 
+const char *const hazard_names[HZ__MAX] = { HAZARDS(NAMES_STR) };
+
 /* ---- writing ---- */
 
 static void add_str(json_object *o, const char *key, const char *s)
@@ -120,6 +122,15 @@ static json_object *info_to_json(const struct agent_info *info, const struct age
 	add_str(root, "metrics", info->metrics);
 	add_str(root, "guard_hooks", info->guard_hooks);
 	add_str(root, "guard_why", info->guard_why);
+	o = json_object_new_object();
+	for (i = 0; i < HZ__MAX; i++) {
+		json_object *h = json_object_new_object();
+
+		add_str(h, "mechanism", info->guards[i].mech);
+		add_str(h, "why", info->guards[i].why);
+		json_object_object_add(o, hazard_names[i], h);
+	}
+	json_object_object_add(root, "guards", o);
 	a = json_object_new_array();
 	for (i = 0; i < info->n_cgroups; i++) {
 		o = json_object_new_object();
@@ -215,6 +226,11 @@ static void info_from_json(json_object *root, struct agent_info *info)
 	copy_str(info->metrics, sizeof(info->metrics), root, "metrics");
 	copy_str(info->guard_hooks, sizeof(info->guard_hooks), root, "guard_hooks");
 	copy_str(info->guard_why, sizeof(info->guard_why), root, "guard_why");
+	for (i = 0; i < HZ__MAX; i++) {
+		o = get(get(root, "guards"), hazard_names[i]);
+		copy_str(info->guards[i].mech, sizeof(info->guards[i].mech), o, "mechanism");
+		copy_str(info->guards[i].why, sizeof(info->guards[i].why), o, "why");
+	}
 	a = get(root, "cgroups");
 	n = json_object_array_length(a);
 	for (i = 0; i < n && info->n_cgroups < MAX_TARGETS; i++) {

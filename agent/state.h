@@ -15,6 +15,7 @@
 #include <net/if.h>
 #include <stdbool.h>
 #include "maps.h"
+#include "names.h"
 #include "selftest.h"
 #include "target.h"
 #include "telemetry.h" /* XDP_MAX_IFACES */
@@ -36,6 +37,22 @@ struct ring_place {
 
 enum { RING_CONN, RING_PKT, RING__MAX };
 
+/* What a redirect can't do as TCP would, and what the agent guards it
+ * with on this host (chosen at start: enforcer_plan, guard_load). */
+#define HAZARDS(X)                                                          \
+	X(HZ_RESETS, "resets") /* ending a connection: iter/tcp, sock_diag */   \
+	X(HZ_UNREAD, "unread") /* unread bytes, the budget: iter/sockmap, watch */ \
+	X(HZ_SPLICE, "splice") /* splice(2) readers: fentry, tracepoints */     \
+	X(HZ_OOB, "oob")       /* MSG_OOB sends: fentry, tracepoints */         \
+	X(HZ_ULP, "ulp")       /* setsockopt(TCP_ULP): cgroup/setsockopt */
+enum hazard { HAZARDS(NAMES_ENUM) HZ__MAX };
+extern const char *const hazard_names[HZ__MAX];
+
+struct hazard_guard {
+	char mech[16];   /* the mechanism; "none": unguarded, "not needed" */
+	char why[80];    /* why not a stronger one, or why unguarded */
+};
+
 struct agent_info {
 	int pid;              /* 0: no live agent (pinned state only) */
 	bool pinned;
@@ -53,6 +70,7 @@ struct agent_info {
 	char metrics[64];       /* listen address, "" when off */
 	char guard_hooks[16];   /* the guard's hooks: fentry, tracepoints; "" without one */
 	char guard_why[80];     /* why tracepoints: "fentry refused: ...", "--guard-hooks tracepoints" */
+	struct hazard_guard guards[HZ__MAX];
 	struct ring_place rings[RING__MAX];
 };
 

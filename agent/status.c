@@ -6,6 +6,29 @@
 #include "paths.h"
 #include "status.h"
 
+/* text from column col on, wrapped at word boundaries to 80 columns */
+static void print_wrapped(FILE *out, const char *text, int col)
+{
+	int width = 80 - col, len;
+
+	do {
+		len = (int)strlen(text);
+		if (len > width) {
+			len = width;
+			while (len > 0 && text[len] != ' ')
+				len--;
+			if (!len)
+				len = width;
+		}
+		fprintf(out, "%.*s\n", len, text);
+		text += len;
+		while (*text == ' ')
+			text++;
+		if (*text)
+			fprintf(out, "%*s", col, "");
+	} while (*text);
+}
+
 void status_print_text(FILE *out, const struct counters *c, const struct agent_info *info)
 {
 	int i;
@@ -27,19 +50,29 @@ void status_print_text(FILE *out, const struct counters *c, const struct agent_i
 			"            (%s)\n", info->guard_why);
 	else if (info->guard_hooks[0])
 		fprintf(out, "guard       %s\n", info->guard_hooks);
+	/* what guards each hazard here: one line each, 80 columns */
+	for (i = 0; i < HZ__MAX && info->guards[HZ_RESETS].mech[0]; i++)
+		fprintf(out, "%-12s%-8s%-12s%.48s\n", i ? "" : "hazards", hazard_names[i],
+			info->guards[i].mech, info->guards[i].why);
 	if (info->rings[RING_CONN].transport[0])
 		fprintf(out, "events      %s%s%s\n", info->rings[RING_CONN].transport,
 			info->rings[RING_CONN].addr ? " (read in place)" : " (BPF ring buffer: no arena here)",
 			info->rings[RING_PKT].transport[0] ? ", XDP samples too" : "");
 	fputc('\n', out);
 	counters_print_text(out, c);
-	if (info->n_selftest || info->selftest_error[0])
-		fprintf(out, "\nselftest    %s%s\n", info->selftest_blocked
-			? "NOT accelerating (kept paused): " : "run at start-up",
-			info->selftest_blocked ? info->selftest_error : "");
-	for (i = 0; i < info->n_selftest; i++)
-		fprintf(out, "  %-4s %-18s %s\n", info->selftest[i].result, info->selftest[i].name,
-			info->selftest[i].detail);
+	if (info->n_selftest || info->selftest_error[0]) {
+		char line[200];
+
+		snprintf(line, sizeof(line), "%s%s", info->selftest_blocked
+			 ? "NOT accelerating (kept paused): " : "run at start-up",
+			 info->selftest_blocked ? info->selftest_error : "");
+		fprintf(out, "\nselftest    ");
+		print_wrapped(out, line, 12);
+	}
+	for (i = 0; i < info->n_selftest; i++) {
+		fprintf(out, "  %-4s %-18s ", info->selftest[i].result, info->selftest[i].name);
+		print_wrapped(out, info->selftest[i].detail, 26);
+	}
 }
 
 static json_object *json_str(const char *s)
@@ -85,6 +118,15 @@ json_object *status_to_json(const struct counters *c, const struct agent_info *i
 	json_object_object_add(root, "metrics", json_str(info->metrics));
 	json_object_object_add(root, "guard_hooks", json_str(info->guard_hooks));
 	json_object_object_add(root, "guard_why", json_str(info->guard_why));
+	o = json_object_new_object();
+	for (i = 0; i < HZ__MAX; i++) {
+		json_object *h = json_object_new_object();
+
+		json_object_object_add(h, "mechanism", json_str(info->guards[i].mech));
+		json_object_object_add(h, "why", json_str(info->guards[i].why));
+		json_object_object_add(o, hazard_names[i], h);
+	}
+	json_object_object_add(root, "hazards", o);
 	o = json_object_new_object();
 	json_object_object_add(o, "connections", json_str(info->rings[RING_CONN].transport));
 	json_object_object_add(o, "packets", json_str(info->rings[RING_PKT].transport));

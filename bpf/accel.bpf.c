@@ -42,6 +42,7 @@
 #include <bpf/bpf_endian.h>
 #include "accel.h"
 #include "accel_maps.h"
+#include "psock.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -63,6 +64,10 @@ const volatile __u32 check_local_addrs = 0;
  * through TCP (accel_config.test_force_tcp).  0 here, so the verifier
  * drops that map lookup from every sendmsg of the real data plane. */
 const volatile __u32 selftest_knobs = 0;
+/* Keep unread_watch (accel_maps.h): the agent sets it where the guard's
+ * iter/sockmap is refused (or --unread-scan watch), so the unread scan
+ * needs no tracing program.  Off, the verifier drops its map updates. */
+const volatile __u32 watch_unread = 0;
 /* Test builds only: spin this many rounds between the passive end's
  * checks and its claim, to widen the race the claim protocol closes. */
 const volatile __u32 test_claim_delay = 0;
@@ -221,20 +226,10 @@ static __always_inline int key_from_sockops(struct sock_key *k, struct bpf_sock_
 	return 0;
 }
 
-/* sk_user_data carries flag bits below the psock pointer
- * (include/net/sock.h, SK_USER_DATA_NOCOPY | _BPF | _PSOCK). */
-#define SK_USER_DATA_PSOCK_BIT 4ULL
-#define SK_USER_DATA_FLAGS     7ULL
-
 /*
  * Our psock address and receive buffer, for the peer's checks of how much
- * it left unread.  sk_msg can't look a peer socket up (no bpf_sk_release
- * for that program type), so each end hands the other the address of its
- * psock, and the sender reads psock->msg_tot_len (the kernel's count of
- * unread redirected bytes, the one FIONREAD reports) with
- * bpf_probe_read_kernel, which never faults.  A read after the peer closed
- * may see garbage; the redirect itself fails then anyway (its key is gone).
- * Returns 0 when this kernel's psock has no msg_tot_len.
+ * it left unread (psock.h).  Returns 0 when this kernel's psock has no
+ * msg_tot_len.
  */
 static __always_inline __u64 own_psock(struct bpf_sock *sk, __u32 *rcvbuf)
 {
@@ -246,28 +241,7 @@ static __always_inline __u64 own_psock(struct bpf_sock *sk, __u32 *rcvbuf)
 		return 0;
 	ud = (__u64)BPF_CORE_READ(tp, inet_conn.icsk_inet.sk.sk_user_data);
 	*rcvbuf = BPF_CORE_READ(tp, inet_conn.icsk_inet.sk.sk_rcvbuf);
-	if (!(ud & SK_USER_DATA_PSOCK_BIT))
-		return 0;
-	return ud & ~SK_USER_DATA_FLAGS;
-}
-
-/* Is psock the psock of the socket with this cookie?  The claimer writes
- * its psock address just before its claim; this rules out a write by a
- * claimer whose claim then failed. */
-static __always_inline bool psock_is_of(__u64 psock, __u64 cookie)
-{
-	struct sock *sk = NULL;
-	__u64 c = 0;
-
-	if (!psock)
-		return false;
-	bpf_probe_read_kernel(&sk, sizeof(sk),
-			      (void *)(psock + bpf_core_field_offset(struct sk_psock, sk)));
-	if (!sk)
-		return false;
-	bpf_probe_read_kernel(&c, sizeof(c),
-			      (void *)sk + bpf_core_field_offset(struct sock, __sk_common.skc_cookie));
-	return c == cookie;
+	return psock_from_user_data(ud);
 }
 
 static __always_inline bool has_ulp(struct bpf_sock *sk)
@@ -417,6 +391,25 @@ static __always_inline bool guards_armed(void)
 	return false;
 }
 
+/* A socket in the SOCKHASH, for the unread scan (watch_unread). */
+static __always_inline void watch_add(__u64 cookie, struct bpf_sock *sk)
+{
+	__u32 rcvbuf;
+	__u64 psock;
+
+	if (!watch_unread)
+		return;
+	psock = own_psock(sk, &rcvbuf);
+	if (psock)
+		bpf_map_update_elem(&unread_watch, &cookie, &psock, BPF_ANY);
+}
+
+static __always_inline void watch_del(__u64 cookie)
+{
+	if (watch_unread)
+		bpf_map_delete_elem(&unread_watch, &cookie);
+}
+
 /*
  * Begin this life of the socket: fresh state, inserted into the SOCKHASH
  * under {cookie, own ISN + 1}.  A socket reused with connect(AF_UNSPEC)
@@ -445,6 +438,7 @@ static __always_inline struct sock_state *life_begin(struct bpf_sock_ops *skops,
 	if (st->flags & SS_IN_MAP) {
 		self = st->self;
 		bpf_map_delete_elem(&sock_hash, &self);
+		watch_del(st->cookie);
 		STAT_ADD(reused, 1);
 	}
 	__builtin_memset(st, 0, sizeof(*st));
@@ -462,6 +456,7 @@ static __always_inline struct sock_state *life_begin(struct bpf_sock_ops *skops,
 		return NULL;
 	}
 	st->flags = SS_TRACKED | SS_IN_MAP;
+	watch_add(st->cookie, sk);
 	STAT_ADD(sockets_added, 1);
 	return st;
 }
@@ -474,6 +469,7 @@ static __always_inline void untrack_self(struct sock_state *st)
 	struct sock_id self = st->self;
 
 	bpf_map_delete_elem(&sock_hash, &self);
+	watch_del(st->cookie);
 	st->flags = (st->flags & ~(SS_TRACKED | SS_IN_MAP | SS_ENDPOINT | SS_PAIRED)) | SS_TCP;
 	STAT_ADD(sockets_closed, 1);
 }
@@ -840,6 +836,10 @@ static __always_inline void track_closed(struct bpf_sock_ops *skops)
 		st->flags &= ~SS_IN_MAP;
 		STAT_ADD(reused, 1);
 	}
+	/* closed: what it still holds unread is freed with it (the rare
+	 * socket reset while its application had not read everything keeps
+	 * it until close(): the scan misses that much) */
+	watch_del(st->cookie);
 	STAT_ADD(sockets_closed, 1);
 	st->flags &= ~(SS_TRACKED | SS_ENDPOINT);
 }
@@ -867,6 +867,7 @@ static __always_inline void end_stale_life(struct bpf_sock_ops *skops)
 		return;
 	self = st->self;
 	bpf_map_delete_elem(&sock_hash, &self);
+	watch_del(st->cookie);
 	st->flags = 0;
 	STAT_ADD(reused, 1);
 }
@@ -944,26 +945,16 @@ static __always_inline int doom(struct sock_state *st, struct sk_msg_md *msg,
 	st->flags |= SS_DOOMED;
 	st->doom_reason = why;
 	port_learn_hazard(st->service_port, why);
-	request_reset(st->cookie, why);
+	request_reset(st->cookie, st->flags & SS_PAIRED ? st->peer.cookie : 0, why,
+		      st->service_port);
 	emit_conn(EV_RESET, st->cookie, st->peer.cookie, st->service_port, why, 0, 0);
 	return SK_DROP;
 }
 
-/* Unread redirected bytes of the peer's psock (the kernel's own count,
- * what FIONREAD reports on kernels that have it). */
+/* Unread redirected bytes of the peer's psock (psock.h). */
 static __always_inline __u32 peer_unread(const struct sock_state *st)
 {
-	__u32 queued = 0;
-
-	/* a kernel without it (before 6.12.75, 7.0) fails unread_bound in
-	 * the self-test and is never accelerated */
-	if (!bpf_core_field_exists(struct sk_psock, msg_tot_len))
-		return 0;
-	if (st->peer_psock)
-		bpf_probe_read_kernel(&queued, sizeof(queued),
-				      (void *)(st->peer_psock +
-					       bpf_core_field_offset(struct sk_psock, msg_tot_len)));
-	return queued;
+	return psock_unread(st->peer_psock);
 }
 
 /* The lowest unread level a send must be checked against: the slow-reader

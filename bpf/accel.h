@@ -252,15 +252,59 @@ struct guard_state {
  * enforcer resets both ends (reset_requests ring buffer). */
 struct reset_request {
 	__u64 cookie; /* a socket of the connection */
+	__u64 peer;   /* its peer's cookie; 0: not known (the guard's splice
+		       * hooks: the RST of the first reset tells the peer) */
 	__u32 reason; /* enum reset_reason */
-	__u32 _pad;
+	__u16 port;   /* the connection's service port; 0: not known */
+	__u16 _pad;
 };
 
-/* A connection the agent asked the guard's enforcer iterator to end
- * (guard.bpf.c doomed map, keyed by socket cookie). */
+/* A connection the agent asked the reset_doomed iterator to end
+ * (sockiter.bpf.c doomed map, keyed by socket cookie). */
 struct doom_entry {
 	__u32 reason;  /* enum reset_reason */
 	__u32 primary; /* 1: the socket a request named (counted once) */
+};
+
+/* What reset_doomed reports for each socket it ended: one record per
+ * socket, written with bpf_seq_write and read as is by the agent. */
+struct reset_record {
+	__u64 cookie;
+	__u64 peer;        /* the peer's cookie (paired), else 0: doomed next */
+	__s32 destroyed;   /* bpf_sock_destroy's result; 1: not called */
+	__u32 reason;      /* enum reset_reason */
+	__u16 family;      /* AF_INET, AF_INET6 */
+	__u16 local_port;  /* host order */
+	__u16 remote_port; /* host order */
+	__u16 _pad;
+	__u8 local[16];    /* AF_INET: the first 4 bytes */
+	__u8 remote[16];
+};
+
+/* Unread redirected bytes one socket holds (the unread scans). */
+struct unread_record {
+	__u64 cookie;
+	__u64 bytes;
+};
+
+/* What scan_watched (syscall_ops.bpf.c) leaves for the agent: the one
+ * element of unread_scan_out.  n may pass UNREAD_SCAN_MAX: the records
+ * past it are in total and max only. */
+#define UNREAD_SCAN_MAX 4096
+struct unread_scan {
+	__u64 total;
+	__u64 max;
+	__u32 n;
+	__u32 _pad;
+	struct unread_record rec[UNREAD_SCAN_MAX];
+};
+
+/* note_reset's context (syscall_ops.bpf.c, BPF_PROG_RUN by the agent):
+ * a connection the agent ended from user space. */
+struct note_reset_args {
+	__u32 reason; /* enum reset_reason */
+	__u16 port;   /* its service port, learned as a hazard; 0: none */
+	__u16 _pad;
 };
 
 /* Levels the agent measures and the data plane's readers show (array map

@@ -60,6 +60,18 @@ struct {
 	__type(value, __u64);
 } oob_count SEC(".maps");
 
+/* Where the guard's iter/sockmap is refused (the agent sets the data
+ * plane's watch_unread): each socket in the SOCKHASH with its psock
+ * address, so that syscall_ops.bpf.c's scan_watched, a program type no
+ * tracing policy refuses, can sum what readers left unread. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, ACCEL_MAX_SOCKETS);
+	__type(key, __u64);   /* socket cookie */
+	__type(value, __u64); /* its psock */
+} unread_watch SEC(".maps");
+
 static __always_inline struct accel_stats *stats(void)
 {
 	__u32 zero = 0;
@@ -89,9 +101,9 @@ static __always_inline void port_learn_hazard(__u16 port, __u32 bit)
 
 /* Ask the agent to end a connection (both ends).  Wakes it at once: the
  * reader of a spliced or stalled connection is waiting on it. */
-static __always_inline void request_reset(__u64 cookie, __u32 reason)
+static __always_inline void request_reset(__u64 cookie, __u64 peer, __u32 reason, __u16 port)
 {
-	struct reset_request r = { .cookie = cookie, .reason = reason };
+	struct reset_request r = { .cookie = cookie, .peer = peer, .reason = reason, .port = port };
 
 	bpf_ringbuf_output(&reset_requests, &r, sizeof(r), BPF_RB_FORCE_WAKEUP);
 }

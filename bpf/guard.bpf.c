@@ -20,16 +20,14 @@
  *                   use-after-free.  OpenSSL falls back to user-space TLS
  *                   when TCP_ULP fails; the port is learned, so its later
  *                   connections are not paired and get their kTLS.
- *   reset_doomed    iter/tcp, run by the agent in each tracked namespace:
- *                   resets both ends of the connections it was asked to
- *                   end (bpf_sock_destroy, 6.5+: tcp_abort, a RST to the
- *                   peer and ECONNABORTED here) and learns their port.
- *   scan_unread     iter/sockmap over sock_hash, run by the agent every
- *                   second: unread redirected bytes per socket, for the
- *                   gauges and the host-wide budget.
+ *
+ * The enforcer's iterators live in sockiter.bpf.c, an object of their own:
+ * a host that refuses tracing programs refuses them, and one refused
+ * program fails its whole object's load.
  *
  * The splice and MSG_OOB checks come in two sets of hooks, and the agent
- * loads one (agent/guard.c, --guard-hooks):
+ * loads one (agent/guard.c, --guard-hooks), or none where neither loads
+ * (sockopt_ulp alone; the agent then keeps the data plane paused):
  *
  *   fentry          on tcp_splice_read() and tcp_bpf_sendmsg(): only TCP
  *                   splices and sends on sockets with an sk_msg program
@@ -49,6 +47,7 @@
 #include <bpf/bpf_tracing.h>
 #include "accel.h"
 #include "accel_maps.h"
+#include "psock.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -58,14 +57,6 @@ char LICENSE[] SEC("license") = "GPL";
 #define S_IFMT      00170000
 #define S_IFSOCK    0140000
 
-/* The connections the agent asked reset_doomed to end. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u64);
-	__type(value, struct doom_entry);
-} doomed SEC(".maps");
-
 /* Sockets already reported as spliced: a non-blocking splicer calls
  * splice() in a loop until the reset lands. */
 struct {
@@ -74,9 +65,6 @@ struct {
 	__type(key, __u64);
 	__type(value, __u8);
 } spliced SEC(".maps");
-
-#define SK_USER_DATA_PSOCK_BIT 4ULL
-#define SK_USER_DATA_FLAGS     7ULL
 
 /* sk, if it is one of ours: in a sockmap with our sk_msg program.  Probe
  * reads all along: a tracepoint gets no typed pointers. */
@@ -90,9 +78,9 @@ static __always_inline struct sock *our_socket(struct sock *sk)
 	if (!sk)
 		return NULL;
 	ud = (__u64)BPF_CORE_READ(sk, sk_user_data);
-	if (!(ud & SK_USER_DATA_PSOCK_BIT))
+	psock = (void *)psock_from_user_data(ud);
+	if (!psock)
 		return NULL;
-	psock = (void *)(ud & ~SK_USER_DATA_FLAGS);
 	prog = BPF_CORE_READ(psock, progs.msg_parser);
 	if (!prog)
 		return NULL;
@@ -135,7 +123,7 @@ static __always_inline void spliced_socket(struct sock *sk)
 	cookie = BPF_CORE_READ(sk, __sk_common.skc_cookie.counter);
 	if (bpf_map_update_elem(&spliced, &cookie, &one, BPF_NOEXIST))
 		return; /* reported already */
-	request_reset(cookie, RS_SPLICE);
+	request_reset(cookie, 0, RS_SPLICE, 0);
 }
 
 SEC("tracepoint/syscalls/sys_enter_splice")
@@ -265,80 +253,4 @@ int sockopt_ulp(struct bpf_sockopt *ctx)
 	port_learn_hazard(st->service_port, PH_ULP);
 	STAT_ADD(ulp_refused, 1);
 	return 0; /* EPERM */
-}
-
-/* One line per socket ended: what the agent logs and follows up (the peer
- * may sit in another namespace). */
-static __always_inline void report(struct seq_file *seq, struct sock_common *skc, __u64 cookie,
-				   __u64 peer, __u32 reason, long destroyed)
-{
-	__u16 family = skc->skc_family, sport = skc->skc_num;
-	__u16 dport = bpf_ntohs(skc->skc_dport);
-
-	if (family == 2 /* AF_INET */)
-		BPF_SEQ_PRINTF(seq, "%llu %llu %u %ld %pI4:%u %pI4:%u\n", cookie, peer, reason,
-			       destroyed, &skc->skc_rcv_saddr, sport, &skc->skc_daddr, dport);
-	else
-		BPF_SEQ_PRINTF(seq, "%llu %llu %u %ld [%pI6]:%u [%pI6]:%u\n", cookie, peer, reason,
-			       destroyed, &skc->skc_v6_rcv_saddr, sport, &skc->skc_v6_daddr, dport);
-}
-
-SEC("iter/tcp")
-int reset_doomed(struct bpf_iter__tcp *ctx)
-{
-	struct sock_common *skc = ctx->sk_common;
-	struct sock_state *st;
-	struct tcp_sock *tp;
-	struct doom_entry *d;
-	__u64 cookie, peer = 0;
-	long destroyed = -1;
-	__u32 reason;
-
-	if (!skc)
-		return 0;
-	cookie = bpf_get_socket_cookie(skc);
-	d = bpf_map_lookup_elem(&doomed, &cookie);
-	if (!d)
-		return 0;
-	reason = d->reason;
-	if (reason >= RS__MAX)
-		return 0;
-	tp = bpf_skc_to_tcp_sock(skc);
-	if (!tp)
-		return 0;
-	st = bpf_sk_storage_get(&sk_state, tp, 0, 0);
-	if (st) {
-		peer = st->flags & SS_PAIRED ? st->peer.cookie : 0;
-		st->flags |= SS_DOOMED; /* its sends stop now (msg_redirect) */
-		port_learn_hazard(st->service_port, reason);
-	}
-	if (d->primary) {
-		STAT_ADD(resets[reason], 1);
-		d->primary = 0; /* one count per connection */
-	}
-	if (bpf_ksym_exists(bpf_sock_destroy))
-		destroyed = bpf_sock_destroy(skc);
-	report(ctx->meta->seq, skc, cookie, peer, reason, destroyed);
-	return 0;
-}
-
-SEC("iter/sockmap")
-int scan_unread(struct bpf_iter__sockmap *ctx)
-{
-	struct sock *sk = ctx->sk;
-	struct sk_psock *psock;
-	__u32 unread;
-	__u64 ud;
-
-	if (!sk || !bpf_core_field_exists(struct sk_psock, msg_tot_len))
-		return 0;
-	ud = (__u64)BPF_CORE_READ(sk, sk_user_data);
-	if (!(ud & SK_USER_DATA_PSOCK_BIT))
-		return 0;
-	psock = (void *)(ud & ~SK_USER_DATA_FLAGS);
-	unread = BPF_CORE_READ(psock, msg_tot_len);
-	if (unread)
-		BPF_SEQ_PRINTF(ctx->meta->seq, "%llu %u\n",
-			       BPF_CORE_READ(sk, __sk_common.skc_cookie.counter), unread);
-	return 0;
 }

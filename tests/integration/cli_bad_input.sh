@@ -65,6 +65,9 @@ expect 2 'port && 70000' "--ports 70000" "$AGENT" run --ports 70000 -c "$CG"
 expect 2 'port && abc' "--ports abc" "$AGENT" run --ports abc -c "$CG"
 expect 2 'guard-hooks && kprobe && fentry && tracepoints' "--guard-hooks kprobe" \
 	"$AGENT" run --guard-hooks kprobe -c "$CG"
+expect 2 'resets && bpf && iter && sock_diag' "--resets bpf" "$AGENT" run --resets bpf -c "$CG"
+expect 2 'unread-scan && poll && iter && watch' "--unread-scan poll" \
+	"$AGENT" run --unread-scan poll -c "$CG"
 
 log "--- runtime errors: exit 1"
 expect 1 '/nonexistent-ngx-sockmap' "path that does not exist" \

@@ -12,7 +12,7 @@ sed -n '/^## Map of the rooms/,$p' docs/DESIGN.md |
 	grep -o '^- `[^`]*`\(, `[^`]*`\)*' | grep -o '`[^`]*`' | tr -d '`' | sort -u >"$TMP/map"
 [ -s "$TMP/map" ] || fail "no map found in docs/DESIGN.md"
 {
-	git ls-files bpf agent tests/run tests/lib tests/tools tests/prog tests/unit tests/vm bench scripts docker |
+	git ls-files bpf agent tests/run tests/lib tests/tools tests/prog tests/bpf tests/unit tests/vm bench scripts docker |
 		grep -v '^tests/vm/known$'
 	git ls-files deploy | grep -E '\.(sh|py)$'
 } | sort -u >"$TMP/tree"

@@ -58,7 +58,7 @@ for mode in check error; do
 		ok "$mode: /metrics: selftest_passed{check=fionread,critical=true} 0"
 		# `resume` must not lift the self-test's verdict; --force does
 		"$AGENT" resume >"$TMP/resume.out" 2>&1 && fail "resume lifted the self-test's pause: $(cat "$TMP/resume.out")"
-		grep -q "paused by the self-test.*resume --force" "$TMP/resume.out" ||
+		grep -q "kept paused at start.*resume --force" "$TMP/resume.out" ||
 			fail "resume did not say why: $(cat "$TMP/resume.out")"
 		assert_eq "$(stat_get paused)" True "$mode: still paused after a plain resume"
 		"$AGENT" resume --force >/dev/null || fail "resume --force failed"

@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
+#include "nl_dump.h"
+#include "sock_diag.h"
+
+/* unique per request, so a reply to an earlier one never counts */
+static uint32_t seq;
+
+/* Send req and read the replies through diag_parse until it is done. */
+static int request(struct nlmsghdr *req, struct diag_ctx *ctx, struct diag_list *l)
+{
+	static char buf[65536];
+	struct sockaddr_nl from;
+	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	int fd, ret;
+	ssize_t n;
+
+	/* diag_parse refuses what slips in before the socket is connected
+	 * (sender not port id 0, nl_dump.h) */
+	fd = nl_dump_start(NETLINK_SOCK_DIAG, req, &seq, &ctx->portid);
+	if (fd < 0)
+		return fd;
+	ctx->seq = req->nlmsg_seq;
+	do {
+		mh.msg_name = &from;
+		mh.msg_namelen = sizeof(from);
+		n = recvmsg(fd, &mh, 0);
+		if (n < 0) {
+			ret = errno == EINTR ? DIAG_MORE : -errno;
+			continue;
+		}
+		ret = diag_parse(ctx, buf, n, mh.msg_flags, &from, mh.msg_namelen, l);
+	} while (ret == DIAG_MORE);
+	close(fd);
+	return ret < 0 ? ret : 0;
+}
+
+int diag_dump_tcp(int family, uint32_t states, struct diag_ctx *ctx, struct diag_list *l)
+{
+	struct {
+		struct nlmsghdr nlh;
+		struct inet_diag_req_v2 req;
+	} msg = {
+		.nlh = { .nlmsg_len = sizeof(msg), .nlmsg_type = SOCK_DIAG_BY_FAMILY,
+			 .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP },
+		.req = { .sdiag_family = family, .sdiag_protocol = IPPROTO_TCP,
+			 .idiag_states = states },
+	};
+
+	ctx->family = family;
+	return request(&msg.nlh, ctx, l);
+}
+
+int diag_destroy(const struct diag_sock *s)
+{
+	struct {
+		struct nlmsghdr nlh;
+		struct inet_diag_req_v2 req;
+	} msg = {
+		.nlh = { .nlmsg_len = sizeof(msg), .nlmsg_type = SOCK_DESTROY,
+			 .nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK },
+		.req = { .sdiag_family = s->family, .sdiag_protocol = IPPROTO_TCP,
+			 .idiag_states = DIAG_TCP_ALL },
+	};
+	struct diag_ctx ctx = { .family = s->family, .budget = 1 };
+	struct diag_list none = {};
+	int ret;
+
+	/* inet_diag_find_one_icsk: the 4-tuple as the dump gave it, then
+	 * the cookie (sock_diag_check_cookie: low word first) */
+	if (s->family == AF_INET) {
+		memcpy(msg.req.id.idiag_src, s->local + 12, 4);
+		memcpy(msg.req.id.idiag_dst, s->remote + 12, 4);
+	} else {
+		memcpy(msg.req.id.idiag_src, s->local, 16);
+		memcpy(msg.req.id.idiag_dst, s->remote, 16);
+	}
+	msg.req.id.idiag_sport = htons(s->lport);
+	msg.req.id.idiag_dport = htons(s->rport);
+	msg.req.id.idiag_if = s->ifindex;
+	msg.req.id.idiag_cookie[0] = (uint32_t)s->cookie;
+	msg.req.id.idiag_cookie[1] = (uint32_t)(s->cookie >> 32);
+	ret = request(&msg.nlh, &ctx, &none);
+	free(none.v);
+	return ret;
+}
+
+static bool listened_on(const struct diag_list *l, uint16_t port)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (l->v[i].state == DIAG_TCP_LISTEN && l->v[i].lport == port)
+			return true;
+	return false;
+}
+
+int diag_find_cookies(const uint64_t *cookies, bool *found, size_t n, diag_found_fn fn,
+		      void *ctx)
+{
+	static const int families[] = { AF_INET, AF_INET6 };
+	struct diag_ctx dctx = { .any_cgroup = true, .budget = DIAG_MAX_SOCKS_PER_NETNS };
+	struct diag_list l = {};
+	size_t i, j;
+	int got = 0, err = 0, ret;
+
+	for (i = 0; i < 2 && !dctx.capped; i++) {
+		ret = diag_dump_tcp(families[i], DIAG_TCP_ALL & ~(1 << DIAG_TCP_TIME_WAIT), &dctx,
+				    &l);
+		if (ret)
+			err = ret;
+	}
+	for (j = 0; j < n; j++) {
+		if (found[j])
+			continue;
+		for (i = 0; i < l.n; i++) {
+			const struct diag_sock *s = &l.v[i];
+
+			if (s->state == DIAG_TCP_LISTEN || cookies[j] != s->cookie)
+				continue;
+			found[j] = true;
+			got++;
+			fn(ctx, j, s, listened_on(&l, s->lport));
+			break;
+		}
+	}
+	free(l.v);
+	return got || !err ? got : err;
+}

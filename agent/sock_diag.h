@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The agent's sock_diag requests (NETLINK_SOCK_DIAG, inet_diag), in the
+ * network namespace the caller is in: dumps of TCP sockets (following
+ * peers, finding doomed sockets) and SOCK_DESTROY, which ends a socket
+ * from user space where no BPF program may (bpf_sock_destroy is callable
+ * only from iter/tcp, a tracing program: net/core/filter.c
+ * bpf_sk_iter_kfunc_set).  SOCK_DESTROY runs tcp_abort() like the kfunc:
+ * ECONNABORTED here, a RST to the peer (net/ipv4/tcp_diag.c
+ * tcp_diag_destroy; CONFIG_INET_DIAG_DESTROY, CAP_NET_ADMIN in the
+ * namespace's user namespace).  Every reply goes through diag_parse.
+ */
+#ifndef NGX_SOCKMAP_SOCK_DIAG_H
+#define NGX_SOCKMAP_SOCK_DIAG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "diag_parse.h"
+
+/* TCP states as inet_diag numbers them (include/net/tcp_states.h) */
+#define DIAG_TCP_ESTABLISHED 1
+#define DIAG_TCP_TIME_WAIT   6
+#define DIAG_TCP_LISTEN      10
+#define DIAG_TCP_ALL         0xfff
+
+/* Dump the TCP sockets of family (AF_INET, AF_INET6) in the states
+ * (a bit per state) into l.  0 or -errno. */
+int diag_dump_tcp(int family, uint32_t states, struct diag_ctx *ctx, struct diag_list *l);
+/* End one socket of a dump (SOCK_DESTROY by its 4-tuple and cookie: the
+ * kernel refuses it if the cookie no longer matches).  0 or -errno. */
+int diag_destroy(const struct diag_sock *s);
+
+/* A socket diag_find_cookies found: cookies[i] is s; service_local: its
+ * local port has a listener in this namespace. */
+typedef void (*diag_found_fn)(void *ctx, size_t i, const struct diag_sock *s, bool service_local);
+
+/* Find the TCP sockets of this namespace whose cookies are in cookies[n]
+ * and call found for each, in the order of cookies (found[i] is set; a
+ * socket found is not looked for again).  Returns how many were found,
+ * or -errno when the dump failed and found none. */
+int diag_find_cookies(const uint64_t *cookies, bool *found, size_t n, diag_found_fn fn,
+		      void *ctx);
+
+#endif

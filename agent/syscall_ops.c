@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <errno.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "accel.h"
+#include "syscall_ops.h"
+#include "syscall_ops.skel.h"
+
+int syscall_ops_load(struct syscall_ops *so, const struct bpf_object *dataplane)
+{
+	int err;
+
+	so->skel = syscall_ops_bpf__open();
+	if (!so->skel)
+		return -errno;
+	err = object_share_maps(so->skel->obj, dataplane);
+	if (!err)
+		err = syscall_ops_bpf__load(so->skel);
+	if (err)
+		syscall_ops_destroy(so);
+	return err;
+}
+
+void syscall_ops_destroy(struct syscall_ops *so)
+{
+	syscall_ops_bpf__destroy(so->skel);
+	so->skel = NULL;
+}
+
+static int run(struct bpf_program *prog, void *ctx, size_t ctx_size)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = ctx, .ctx_size_in = ctx_size);
+	int err = bpf_prog_test_run_opts(bpf_program__fd(prog), &opts);
+
+	if (err)
+		return -errno;
+	return opts.retval ? -EINVAL : 0;
+}
+
+int syscall_ops_scan(struct syscall_ops *so, struct unread_record *out, int max, __u64 *total,
+		     __u64 *largest)
+{
+	/* 64 KiB: not on the stack */
+	static struct unread_scan scan;
+	__u32 zero = 0;
+	int err, n;
+
+	err = run(so->skel->progs.scan_watched, NULL, 0);
+	if (err)
+		return err;
+	if (bpf_map_lookup_elem(bpf_map__fd(so->skel->maps.unread_scan_out), &zero, &scan))
+		return -errno;
+	n = scan.n < UNREAD_SCAN_MAX ? (int)scan.n : UNREAD_SCAN_MAX;
+	if (n > max)
+		n = max;
+	memcpy(out, scan.rec, n * sizeof(*out));
+	*total = scan.total;
+	*largest = scan.max;
+	return n;
+}
+
+int syscall_ops_note_reset(struct syscall_ops *so, __u32 reason, __u16 port)
+{
+	struct note_reset_args a = { .reason = reason, .port = port };
+
+	return run(so->skel->progs.note_reset, &a, sizeof(a));
+}
+
+int syscall_ops_progs(const struct syscall_ops *so, struct prog_ref *out, int max)
+{
+	return so->skel ? object_progs(so->skel->obj, out, max) : 0;
+}

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The enforcer's BPF_PROG_TYPE_SYSCALL programs (bpf/syscall_ops.bpf.c):
+ * the only owner of their skeleton.  Where tracing programs are refused
+ * they stand in for the iterators' side effects: scan_watched measures
+ * unread bytes from the data plane's unread_watch map, note_reset counts
+ * a reset done over sock_diag and learns its port.
+ */
+#ifndef NGX_SOCKMAP_SYSCALL_OPS_H
+#define NGX_SOCKMAP_SYSCALL_OPS_H
+
+#include <linux/types.h>
+#include "bpfutil.h" /* struct prog_ref */
+
+struct syscall_ops_bpf;
+struct bpf_object;
+struct unread_record;
+
+struct syscall_ops {
+	struct syscall_ops_bpf *skel;
+};
+
+/* Load sharing the data plane's maps.  0 or -errno. */
+int syscall_ops_load(struct syscall_ops *so, const struct bpf_object *dataplane);
+void syscall_ops_destroy(struct syscall_ops *so);
+/* Every watched socket holding unread bytes, up to max records; *total
+ * and *largest over all of them.  How many, or -errno. */
+int syscall_ops_scan(struct syscall_ops *so, struct unread_record *out, int max, __u64 *total,
+		     __u64 *largest);
+/* Count a reset for reason and learn port (0: none) as a hazard. */
+int syscall_ops_note_reset(struct syscall_ops *so, __u32 reason, __u16 port);
+int syscall_ops_progs(const struct syscall_ops *so, struct prog_ref *out, int max);
+
+#endif
