@@ -1,4 +1,4 @@
-# timeout: 60
+# timeout: 100
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # Proves: TCP urgent data (send(MSG_OOB)) on a tracked pair gives the
 # reader what plain TCP gives, or ends the connection with an error on both
@@ -10,7 +10,7 @@
 # reference: with the agent the reader must record exactly the same list
 # (and every send must return the same), or see a reset with the sender
 # seeing an error, having read only a prefix of the reference stream.
-# With each set of the guard's hooks the kernel loads (guard_hooks.sh).
+# Once per tier (common.sh tiers): what the host gives and the weakest.
 # Then a stale mark (a sender's thread marked as inside an urgent send by
 # an exit hook that never ran, planted with bpftool) must not make its
 # next ordinary sends urgent: they are redirected, the mark cleared.
@@ -91,14 +91,14 @@ probe ref
 R=$TMP/ref
 assert_eq "$(jget $R/reader.json end)" eof "plain TCP: the reader read to EOF"
 
-# The guard's default hooks; where those are fentry, the tracepoints too
-# (what kernels that refuse fentry get).
-hooks_todo=(auto)
-for ((h = 0; h < ${#hooks_todo[@]}; h++)); do
-	agent_start -c "$CS" -c "$CC" --guard-hooks "${hooks_todo[h]}"
-	hooks=$(stat_get guard_hooks)
-	[ "$hooks" = fentry ] && hooks_todo+=(tracepoints)
-	log "--- guard hooks: $hooks"
+# What the host gives, then the weakest tier (common.sh tiers: what hosts
+# that refuse tracing programs get).
+for ((h = 0; h < ${#TIERS_TODO[@]}; h++)); do
+	# shellcheck disable=SC2046
+	agent_start -c "$CS" -c "$CC" $(tier_args "${TIERS_TODO[h]}")
+	tier_check "${TIERS_TODO[h]}"
+	hooks=${TIER//\//-}
+	log "--- tier: $TIER"
 	st p0 pairs
 	r0=$(stat_get resets.oob 2>/dev/null || echo missing)
 	probe tracked-$hooks
@@ -150,5 +150,5 @@ print("".join(x.split(":", 1)[1] for x in json.load(open(sys.argv[1]))["seen"]
 	assert_ge $((m1 - m0)) 3 "stale mark: the three sends were redirected"
 	assert_eq "$(oob_count)" 0 "stale mark: cleared (oob_count back to 0)"
 	agent_stop || fail "agent did not exit 0 on SIGTERM"
-	ok "agent ($hooks) exited cleanly"
+	ok "agent ($TIER) exited cleanly"
 done

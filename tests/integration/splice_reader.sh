@@ -1,4 +1,4 @@
-# timeout: 180
+# timeout: 260
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # Proves: a server that reads with splice(2) (HAProxy splice mode, Go's
 # io.Copy, any L4 relay) never hangs on a tracked connection.
@@ -12,8 +12,9 @@
 # after the first reset on a port complete (the agent learned).  Then the
 # same with a server that reads its first 1000 bytes with recv() and
 # switches to splice.  Plain TCP (no agent) is run first: every connection
-# completes there.  With each set of the guard's hooks the kernel loads
-# (guard_hooks.sh).
+# completes there.  Once per tier (common.sh tiers): what the host gives
+# (fentry or tracepoints; iter/tcp or sock_diag resets) and the weakest
+# of each forced (tracepoints, sock_diag).
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/tcpkit.sh"
 SK=$TOOLS/splicekit
@@ -122,15 +123,15 @@ check() {
 run ref
 assert_eq "$ok/$n" $CONNS/$CONNS "plain TCP: every connection to the splice server completed"
 
-# The guard's default hooks; where those are fentry, the tracepoints too
-# (what kernels that refuse fentry get): both must end splicing readers.
-hooks_todo=(auto)
-for ((h = 0; h < ${#hooks_todo[@]}; h++)); do
-	agent_start -c "$CS" -c "$CC" --guard-hooks "${hooks_todo[h]}"
-	hooks=$(stat_get guard_hooks)
-	[ "$hooks" = fentry ] && hooks_todo+=(tracepoints)
+# What the host gives, then the weakest tier (what hosts that refuse
+# tracing programs get): both must end splicing readers.
+for ((h = 0; h < ${#TIERS_TODO[@]}; h++)); do
+	# shellcheck disable=SC2046
+	agent_start -c "$CS" -c "$CC" $(tier_args "${TIERS_TODO[h]}")
+	tier_check "${TIERS_TODO[h]}"
+	hooks=${TIER//\//-}
 	for v in splice:"splice reader" mixed:"recv() then splice reader"; do
-		name=${v%%:*}-$hooks label="${v#*:} ($hooks)" args=()
+		name=${v%%:*}-$hooks label="${v#*:} ($TIER)" args=()
 		[[ $name = mixed* ]] && args=(--recv-first 1000)
 		st p0 pairs
 		r0=$(stat_get resets.splice 2>/dev/null || echo missing)
@@ -143,5 +144,5 @@ for ((h = 0; h < ${#hooks_todo[@]}; h++)); do
 	done
 	log "fallbacks: $(fallbacks)"
 	agent_stop || fail "agent did not exit 0 on SIGTERM"
-	ok "agent ($hooks) exited cleanly"
+	ok "agent ($TIER) exited cleanly"
 done

@@ -129,6 +129,41 @@ for k in sys.argv[1].split("."):
 print(v)' "$1"
 }
 
+# The tiers of the hazard tests: every hazard test runs once with what
+# the host gives (--guard-hooks auto, --resets auto, --unread-scan auto)
+# and, unless that is already it, once with the weakest mechanism of
+# each forced: what a host that refuses BPF tracing programs gets.  So a
+# host that allows tracing proves the other kind too.
+#   for tier in $(tiers); do agent_start ... $(tier_args "$tier"); ...
+#       tier_done "$tier"; done
+WEAK_TIER="tracepoints/sock_diag/watch"
+# the mechanisms the running agent took: HOOKS/RESETS/UNREAD
+agent_tier() {
+	echo "$(stat_get guard_hooks)/$(stat_get hazards.resets.mechanism)/$(stat_get hazards.unread.mechanism)"
+}
+# tier_args TIER: the options that ask for it (auto: none)
+tier_args() {
+	[ "$1" = auto ] && return 0
+	local h r u
+	IFS=/ read -r h r u <<<"$1"
+	echo "--guard-hooks $h --resets $r --unread-scan $u"
+}
+# TIERS_TODO: what is still to run; tier_check: after agent_start of the
+# auto tier, add the weak tier if auto did not take it, and check a
+# forced tier was taken
+TIERS_TODO=(auto)
+tier_check() {
+	local got
+	got=$(agent_tier)
+	if [ "$1" = auto ]; then
+		log "tier auto: $got"
+		[[ $got == "$WEAK_TIER" ]] || TIERS_TODO+=("$WEAK_TIER")
+	else
+		assert_eq "$got" "$1" "the forced tier was taken"
+	fi
+	TIER=$got
+}
+
 # agent_prog_links REGEX: how many bpf_links the agent holds whose program's
 # name matches REGEX (python re.search): its link fds (fdinfo: link_type,
 # prog_id); fdinfo names the hook itself only on newer kernels.  The
