@@ -28,6 +28,19 @@ scale=${NGX_SOCKMAP_TEST_TIMEOUT_SCALE:-1}
 now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f\n", b - a }'; }
 
+# The "notracing" column (tests/vm/run): this kernel allows tracing
+# programs; a BPF LSM policy makes it refuse them as some of this
+# project's hosts do, before anything else runs.
+policy_pid=
+if [ "${NGX_SOCKMAP_VM_POLICY:-}" = notracing ]; then
+	echo "== policy: refuse BPF tracing programs"
+	build/prog/refuse_tracing >"$out/policy.log" 2>&1 &
+	policy_pid=$!
+	for _ in $(seq 50); do grep -q '^refusing' "$out/policy.log" && break; sleep 0.2; done
+	cat "$out/policy.log"
+	grep -q '^refusing' "$out/policy.log" || { echo "policy: not in force"; echo 1 >"$out/policy.rc"; }
+fi
+
 echo "== facts"
 t0=$(now)
 python3 tests/vm/facts.py ${config:+--config "$config"} >"$out/facts.json" 2>"$out/facts.err"
@@ -63,4 +76,5 @@ for t in "$@"; do
 	secs "$t0" "$(now)" >"$out/tests/$t.secs"
 	echo "rc=$rc $(cat "$out/tests/$t.secs")s"
 done
+[ -n "$policy_pid" ] && kill "$policy_pid" 2>/dev/null
 echo "== done"

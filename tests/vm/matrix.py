@@ -14,12 +14,13 @@ import re
 import subprocess
 import sys
 
-ROLE_ORDER = ["6.1", "bpo-oldest", "bpo-newest", "security", "host"]
+ROLE_ORDER = ["6.1", "bpo-oldest", "bpo-newest", "security", "notracing", "host"]
 ROLE_NAME = {
     "6.1": "bookworm, newest 6.1",
     "bpo-oldest": "bookworm-backports, oldest 6.12",
     "bpo-newest": "bookworm-backports, newest 6.12",
     "security": "bookworm-security, newest 6.12",
+    "notracing": "newest 6.12, BPF tracing programs refused (a BPF LSM policy)",
     "host": "running kernel (no VM)",
 }
 
