@@ -41,6 +41,12 @@ fi
 echo
 echo "Summary"
 echo "======="
+if [ -s "$OUT/not-accelerating.txt" ]; then
+	echo "The agent ran but did not accelerate on this host: $(cat "$OUT/not-accelerating.txt")."
+	echo "The accel figures below are plain TCP with the agent attached; 'ngx-sockmap status'"
+	echo "says, hazard by hazard, what this host allows (README: what each host gets)."
+	echo
+fi
 python3 - "$OUT/results.json" <<'EOF'
 import json, sys
 res = json.load(open(sys.argv[1]))
