@@ -333,7 +333,8 @@ static int by_bytes_desc(const void *a, const void *b)
 void enforcer_tick(struct enforcer *e)
 {
 	struct agent_gauges g = { .unread_limit = e->max_unread, .unread_budget = e->budget,
-				  .local_addrs = e->local_addrs, .guards_armed = e->guards_armed };
+				  .local_addrs = e->local_addrs, .guards_armed = e->guards_armed,
+				  .netns_unresolved = e->netns_unresolved };
 	static struct unread_record top[UNREAD_SCAN_MAX];
 	static struct reset_ask asks[UNREAD_SCAN_MAX];
 	__u64 total = 0, largest = 0;

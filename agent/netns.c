@@ -14,6 +14,9 @@
 struct netns_list {
 	struct netns_ref *v;
 	size_t n, cap;
+	int seen;       /* processes whose namespace we could open */
+	int denied;     /* processes whose namespace we may not open */
+	int denied_err;
 };
 
 /* Add pid's namespace unless it is there already.  0, or -ENOMEM. */
@@ -25,8 +28,18 @@ static int add_pid(struct netns_list *l, int pid)
 	size_t i;
 
 	snprintf(path, sizeof(path), "/proc/%d/ns/net", pid);
-	if (stat(path, &st))
-		return 0; /* gone meanwhile */
+	if (stat(path, &st)) {
+		/* gone meanwhile (ENOENT, ESRCH), or not ours to open: a
+		 * process of other credentials needs ptrace access
+		 * (fs/proc/namespaces.c, PTRACE_MODE_READ_FSCREDS), i.e.
+		 * CAP_SYS_PTRACE in a container */
+		if (errno == EACCES || errno == EPERM) {
+			l->denied++;
+			l->denied_err = errno;
+		}
+		return 0;
+	}
+	l->seen++;
 	for (i = 0; i < l->n; i++)
 		if (l->v[i].ino == st.st_ino)
 			return 0;
@@ -72,21 +85,32 @@ int netns_of_all(struct netns_ref **out, size_t *n)
 	return done(&l, ret, out, n);
 }
 
-int netns_of_cgroups(const struct cg_target *cgs, int ncg, struct netns_ref **out, size_t *n)
+int netns_of_cgroups(const struct cg_target *cgs, int ncg, struct netns_ref **out, size_t *n,
+		     int *unresolved, int *err)
 {
 	struct netns_list l = { 0 };
 	char path[PATH_MAX + 16];
 	int i, pid, seen, ret = 0;
 	FILE *f;
 
+	*unresolved = *err = 0;
 	for (i = 0; !ret && i < ncg; i++) {
 		snprintf(path, sizeof(path), "%s/cgroup.procs", cgs[i].path);
 		f = fopen(path, "re");
 		if (!f)
 			continue;
+		l.seen = l.denied = 0;
 		for (seen = 0; !ret && seen < 4096 && fscanf(f, "%d", &pid) == 1; seen++)
 			ret = add_pid(&l, pid);
 		fclose(f);
+		/* processes, but none whose namespace we may open: where
+		 * they live (and so their addresses, their sockets) is
+		 * unknown.  One readable process is enough: the processes of
+		 * a pod share its namespace. */
+		if (l.denied && !l.seen) {
+			(*unresolved)++;
+			*err = l.denied_err;
+		}
 	}
 	return done(&l, ret, out, n);
 }

@@ -20,8 +20,11 @@ struct netns_ref {
  * other containers' namespaces), deduplicated.  *out is malloc'ed. */
 int netns_of_all(struct netns_ref **out, size_t *n);
 /* The namespaces of the processes in these cgroups (at most 4096 processes
- * looked at per cgroup). */
-int netns_of_cgroups(const struct cg_target *cgs, int ncg, struct netns_ref **out, size_t *n);
+ * looked at per cgroup).  *unresolved: cgroups with processes none of
+ * whose namespace we may open (*err: why; other credentials need
+ * CAP_SYS_PTRACE), so their peers look remote and can't be reset. */
+int netns_of_cgroups(const struct cg_target *cgs, int ncg, struct netns_ref **out, size_t *n,
+		     int *unresolved, int *err);
 /* Enter ns (checking the pid still lives in it): 0, or -errno. */
 int netns_enter(const struct netns_ref *ns);
 /* The caller's own namespace, to come back to: an fd, or -errno. */

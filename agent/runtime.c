@@ -30,15 +30,23 @@ void runtime_publish(struct runtime *rt)
 void runtime_refresh_netns(struct runtime *rt, const struct cg_target *cgs, int ncg)
 {
 	struct netns_ref *ns;
+	int count, unresolved, err;
 	size_t n;
-	int count;
 
 	if (!cgs) {
 		cgs = rt->dp.targets;
 		ncg = rt->dp.n_targets;
 	}
-	if (netns_of_cgroups(cgs, ncg, &ns, &n))
+	if (netns_of_cgroups(cgs, ncg, &ns, &n, &unresolved, &err))
 		return;
+	/* loud, once per change: connections there are never paired, and
+	 * nothing could be reset there */
+	if (unresolved && (uint64_t)unresolved != rt->enforcer.netns_unresolved)
+		pr_warn("%d attached cgroup%s: no process whose network namespace the agent may "
+			"open (%s): their local peers look remote and are not paired%s\n", unresolved,
+			unresolved == 1 ? "" : "s", strerror(err),
+			err == EACCES || err == EPERM ? "; processes of other users need CAP_SYS_PTRACE" : "");
+	rt->enforcer.netns_unresolved = unresolved;
 	free(rt->ns);
 	rt->ns = ns;
 	rt->n_ns = n;

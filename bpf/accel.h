@@ -316,6 +316,8 @@ struct agent_gauges {
 	__u64 unread_budget;    /* host-wide */
 	__u64 local_addrs;      /* addresses of tracked namespaces known */
 	__u64 guards_armed;     /* 1: the guard's tracepoints are attached */
+	__u64 netns_unresolved; /* attached cgroups whose processes' network
+				 * namespace the agent may not open */
 };
 
 #define ACCEL_MAX_SOCKETS 131072

@@ -4,7 +4,7 @@
 # Proves, with the DaemonSet of deploy/kubernetes/base as rendered by
 # kubectl kustomize: the agent image (docker/agent.Dockerfile) runs with
 # exactly that container's security context (capabilities dropped to
-# BPF, PERFMON, NET_ADMIN, SYS_ADMIN, not privileged, read-only root),
+# BPF, PERFMON, NET_ADMIN, SYS_ADMIN, SYS_PTRACE, not privileged, read-only root),
 # hostPID, its hostPath and emptyDir mounts, its memory and CPU limits, its
 # command and arguments, and the private cgroup namespace containerd gives
 # such a container on a cgroup v2 node -- every flag derived from the
@@ -13,7 +13,11 @@
 # probe's path answers on the probe's port, sends on both hops are
 # redirected under wrk, the start-up self-test ran, and when the container
 # is stopped (SIGTERM, as the kubelet does) it exits 0 and nothing is left
-# attached.
+# attached.  A second upstream is pod-like: its own network namespace
+# behind a veth (a CNI plugin's), every process another user (65534); the
+# agent reaches its /proc/PID/ns/net only with ptrace access
+# (CAP_SYS_PTRACE), and without it that hop is never paired (it looks
+# remote) and ngx_sockmap_netns_unresolved says so.
 #
 # --k8s-selector (finding the Nginx pods through the API) needs a cluster:
 # that one option is replaced by the agent's --cgroup of the test's nginx
@@ -35,10 +39,32 @@ log "  docker run $(k8s docker-args --image "$IMAGE" --drop-opt=--k8s-selector -
 deploy_image
 
 proxy_setup 18510 18511
-ns=$(ns_make pod) # the pod's network namespace (a CNI plugin's job)
+# the pod-like upstream: nginx as uid 65534 in its own netns, and a proxy
+# in P's cgroup in front of it
+Q=$(cg_make uq) || fail "$Q"
+qns=$(ns_make uq)
+veth_quiet "vsm$$h" "vsm$$q" "$qns" 10.213.12.1 10.213.12.2
+# not under $TMP (0700): that user must reach its files
+qprefix=$(mktemp -d /tmp/nsm-uq.XXXXXX) || fail "mktemp"
+chmod 755 "$qprefix"
+on_exit "rm -rf '$qprefix'"
+mkdir -p "$qprefix/logs" "$qprefix/html"
+cp "$TMP/nginx-up/html/64k.bin" "$qprefix/html/"
+sed -e "s|@PREFIX@|$qprefix|g" -e "s|@LISTEN@|10.213.12.2:18512|" -e "s|@SENDFILE@|on|" \
+	-e '/^user /d' "$TOP/nginx-conf/upstream.conf" >"$qprefix/nginx.conf"
+chown -R 65534:65534 "$qprefix"
+cg_exec "$Q" ip netns exec "$qns" setpriv --reuid=65534 --regid=65534 --clear-groups \
+	nginx -p "$qprefix" -c "$qprefix/nginx.conf" || fail "the pod-like upstream did not start"
+on_exit "nginx_stop '$qprefix'"
+ip netns exec "$qns" sh -c 'for i in $(seq 50); do ss -ltn | grep -q :18512 && exit 0; sleep 0.1; done; exit 1' ||
+	fail "the pod-like upstream is not listening"
+nginx_start pxq proxy.conf "$P" LISTEN=127.0.0.1:18513 UPSTREAM=10.213.12.2:18512 >/dev/null
+wait_port 127.0.0.1 18513
+ns=$(ns_make pod) # the agent pod's network namespace (a CNI plugin's job)
 pod_run agent "$TMP/base.yaml" "$WL" agent "$ns" --image "$IMAGE" \
 	--drop-opt=--k8s-selector --add-arg=--cgroup --add-arg="$P" \
-	--add-arg=--cgroup --add-arg="$U" --add-arg=--cgroup --add-arg="$C"
+	--add-arg=--cgroup --add-arg="$U" --add-arg=--cgroup --add-arg="$C" \
+	--add-arg=--cgroup --add-arg="$Q"
 ok "agent container started ($POD_RUNTIME, pid $POD_PID on the host)"
 in_pod() { nsenter -t "$POD_PID" -n "$@"; }
 metric() { # metric NAME: its value from the agent's /metrics ("" if absent)
@@ -54,11 +80,13 @@ for i in $(seq 1 150); do
 done
 assert_eq "$code" 200 "liveness/readiness probe GET $probe_path on port $probe_port"
 for i in $(seq 1 150); do
-	[ "$(metric ngx_sockmap_cgroups)" = 3 ] && break
+	[ "$(metric ngx_sockmap_cgroups)" = 4 ] && break
 	sleep 0.2
 done
-assert_eq "$(metric ngx_sockmap_cgroups)" 3 "agent attached to the 3 nginx/client cgroups"
-assert_attached "inside the container's security context" "$P" "$U" "$C"
+assert_eq "$(metric ngx_sockmap_cgroups)" 4 "agent attached to the 4 nginx/client cgroups"
+assert_attached "inside the container's security context" "$P" "$U" "$C" "$Q"
+assert_eq "$(metric ngx_sockmap_netns_unresolved)" 0 \
+	"every attached cgroup's network namespace resolved (the other user's pod too)"
 assert_eq "$(metric ngx_sockmap_paused)" 0 "not paused"
 
 # Both hops redirected: wrk (C) -> proxy (P) -> upstream (U).
@@ -73,6 +101,18 @@ assert_ge "$reqs" 200 "wrk requests through the proxy"
 # a 64 KiB body often in several: >= 3.5 per request means both hops.
 assert_ge $(((m1 - m0) * 10 / reqs)) 35 "redirected sends per request x10"
 assert_ge "$(metric ngx_sockmap_redirected_bytes_total)" $((reqs * 65536)) "redirected bytes cover the bodies"
+
+# Both hops again, to the pod-like upstream of another user in its own
+# network namespace: the proxy -> upstream hop pairs only if the agent
+# opened that pod's namespace (its address in local_addrs).
+m0=$(metric ngx_sockmap_redirected_messages_total)
+cg_exec "$C" wrk -t1 -c8 -d3s "http://127.0.0.1:18513/64k.bin" >"$TMP/wrk2.out" 2>&1 ||
+	fail_diag "wrk (pod-like upstream) failed: $(cat "$TMP/wrk2.out")"
+grep -qE 'Socket errors|Non-2xx' "$TMP/wrk2.out" && fail_diag "wrk (pod-like upstream) saw errors: $(cat "$TMP/wrk2.out")"
+reqs=$(sed -n 's/^ *\([0-9]*\) requests in.*/\1/p' "$TMP/wrk2.out")
+m1=$(metric ngx_sockmap_redirected_messages_total)
+assert_ge "$reqs" 200 "wrk requests through the proxy to the pod-like upstream"
+assert_ge $(((m1 - m0) * 10 / reqs)) 35 "pod-like upstream: redirected sends per request x10 (both hops)"
 
 # Memory: BPF maps are charged to the agent's memory cgroup, under the
 # manifest's limit.
@@ -92,6 +132,6 @@ log "selftest in the container: ${selftest:-none}"
 selftest_err=$(pod_logs agent | grep -m1 'selftest')
 pod_stop agent
 assert_eq "$POD_RC" 0 "agent exit status on SIGTERM"
-assert_detached "after the container stopped" "$P" "$U" "$C"
+assert_detached "after the container stopped" "$P" "$U" "$C" "$Q"
 [ -n "$selftest" ] || fail "the start-up self-test did not run in the DaemonSet's security context ('$selftest_err'): the data plane accelerates unchecked (known agent gap, deploy/kubernetes/README.md 'What is not proven')"
 ok "self-test ran in the container"

@@ -4,7 +4,7 @@
 # Proves: every kustomization under deploy/kubernetes renders offline with
 # `kubectl kustomize`, and the rendered objects are what
 # deploy/kubernetes/README.md says (tests/lib/k8s_check.py: capabilities
-# exactly BPF, PERFMON, NET_ADMIN, SYS_ADMIN with ALL dropped, not
+# exactly BPF, PERFMON, NET_ADMIN, SYS_ADMIN, SYS_PTRACE with ALL dropped, not
 # privileged, hostPID only where the agent follows peers, the host's cgroup
 # and bpffs mounts, /healthz probes on the metrics port, resources, the
 # prometheus.io annotations, RBAC, the PodMonitor and PrometheusRule, the

@@ -7,8 +7,8 @@ BASE_RENDERED (the base's objects) is needed for the sidecar.  OVERLAY: base, si
 one "ok - ..." line per check and "FAIL: ..." for the first that fails
 (exit 1).  What is checked, on every agent container found (the
 DaemonSet's, the sidecar's):
-  capabilities exactly BPF, PERFMON, NET_ADMIN, SYS_ADMIN added, ALL
-  dropped; not privileged; allowPrivilegeEscalation not false (the API
+  capabilities exactly BPF, PERFMON, NET_ADMIN, SYS_ADMIN, SYS_PTRACE
+  added (daemonset.yaml says what each is for), ALL dropped; not privileged; allowPrivilegeEscalation not false (the API
   server rejects it next to SYS_ADMIN); read-only root; seccomp
   RuntimeDefault; hostPID where the agent follows peers (DaemonSet) and
   not in the sidecar's pod; the host's /sys/fs/cgroup (read-write) and
@@ -29,7 +29,7 @@ import sys
 
 import yaml
 
-CAPS = ["BPF", "PERFMON", "NET_ADMIN", "SYS_ADMIN"]
+CAPS = ["BPF", "PERFMON", "NET_ADMIN", "SYS_ADMIN", "SYS_PTRACE"]
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
