@@ -278,6 +278,8 @@ static void run_selftest(const char *mnt, bool force, struct agent_info *info,
 	int i, ret;
 
 	ret = selftest_run(mnt, plan->resets, fallback, &report);
+	/* until a self-test says splice(2) reads redirected bytes, it doesn't */
+	params->splice_guard = true;
 	if (ret) {
 		snprintf(info->selftest_error, sizeof(info->selftest_error),
 			 "the self-test could not run: %s", strerror(-ret));
@@ -413,6 +415,44 @@ static void plan_guards(struct runtime *rt, const struct enforce_plan *plan, int
 	}
 }
 
+/*
+ * An agent that may not setns() (no CAP_SYS_ADMIN: a least-privilege
+ * container) can neither end a connection in another network namespace
+ * (iter/tcp and sock_diag see only the caller's) nor learn its addresses:
+ * the data plane tracks only sockets of the agent's own namespace
+ * (skipped{other_netns}), and status says so.  0 or -1.
+ */
+static int limit_to_own_netns(struct runtime *rt)
+{
+	socklen_t len = sizeof(__u64);
+	__u64 cookie = 0;
+	int err, fd;
+
+	err = netns_can_enter();
+	if (!err)
+		return 0;
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	/* SO_NETNS_COOKIE (5.14+; asm-generic/socket.h): the cookie
+	 * bpf_get_netns_cookie() gives the data plane */
+	if (fd < 0 || getsockopt(fd, SOL_SOCKET, 71, &cookie, &len) || !cookie) {
+		pr_warn("this agent may not enter other network namespaces (setns: %s) and can't "
+			"name its own (SO_NETNS_COOKIE: %s): not accelerating\n", strerror(-err),
+			strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		rt->info.selftest_blocked = true;
+		snprintf(rt->info.selftest_error, sizeof(rt->info.selftest_error),
+			 "setns refused and no netns cookie");
+		return dataplane_set_paused(rt->maps.fd[MAP_CONFIG], true) ? -1 : 0;
+	}
+	close(fd);
+	snprintf(rt->info.netns_scope, sizeof(rt->info.netns_scope), "setns: %s (CAP_SYS_ADMIN)",
+		 strerror(-err));
+	pr_warn("this agent may not enter other network namespaces (setns: %s; it needs "
+		"CAP_SYS_ADMIN): only connections in its own are accelerated\n", strerror(-err));
+	return dataplane_set_netns_only(rt->maps.fd[MAP_CONFIG], cookie) ? -1 : 0;
+}
+
 static int do_run(void *opts)
 {
 	static struct runtime runtime; /* big: keep it off the stack */
@@ -534,6 +574,8 @@ static int do_run(void *opts)
 				 o->unread_budget ?: enforcer_default_budget());
 	plan_guards(rt, &plan, err_enf, params.splice_guard, o->force);
 	if (rt->info.selftest_blocked && dataplane_set_paused(rt->maps.fd[MAP_CONFIG], true))
+		goto out;
+	if (limit_to_own_netns(rt))
 		goto out;
 	dataplane_events(&rt->dp, &src);
 	if (feed_add(&rt->feed, FEED_CONN, &src)) {

@@ -429,12 +429,29 @@ int dataplane_progs(const struct dataplane *dp, struct prog_ref *out, int max)
 	return n;
 }
 
-int dataplane_set_paused(int config_fd, bool paused)
+/* One field of the config, the others as they are (one writer: the
+ * agent, or a control command while it runs) */
+static int config_update(int config_fd, bool paused, const __u64 *netns_only)
 {
-	struct accel_config cfg = { .paused = paused };
+	struct accel_config cfg = {};
 	__u32 zero = 0;
 
+	bpf_map_lookup_elem(config_fd, &zero, &cfg);
+	if (netns_only)
+		cfg.netns_only = *netns_only;
+	else
+		cfg.paused = paused;
 	return bpf_map_update_elem(config_fd, &zero, &cfg, BPF_ANY) ? -errno : 0;
+}
+
+int dataplane_set_paused(int config_fd, bool paused)
+{
+	return config_update(config_fd, paused, NULL);
+}
+
+int dataplane_set_netns_only(int config_fd, __u64 cookie)
+{
+	return config_update(config_fd, false, &cookie);
 }
 
 bool dataplane_pinned_exists(void)

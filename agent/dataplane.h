@@ -87,6 +87,8 @@ int dataplane_progs(const struct dataplane *dp, struct prog_ref *out, int max);
 
 /* Pause or resume tracking of new connections through the config map. */
 int dataplane_set_paused(int config_fd, bool paused);
+/* Track only sockets of the network namespace with this cookie (0: all). */
+int dataplane_set_netns_only(int config_fd, __u64 cookie);
 
 /* A pinned data plane (left by `run --pin`). */
 bool dataplane_pinned_exists(void);

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "netns.h"
+
+/* netns_enter() took us out of our own namespace since netns_save() */
+static bool left;
 
 struct netns_list {
 	struct netns_ref *v;
@@ -130,6 +134,8 @@ int netns_enter(const struct netns_ref *ns)
 		ret = -ESRCH;
 	else if (setns(fd, CLONE_NEWNET))
 		ret = -errno;
+	else
+		left = true;
 	close(fd);
 	return ret;
 }
@@ -145,8 +151,22 @@ void netns_restore(int saved)
 {
 	if (saved < 0)
 		return;
-	/* our own namespace: can't fail short of the kernel failing us */
-	if (setns(saved, CLONE_NEWNET))
+	/* our own namespace: can't fail short of the kernel failing us; an
+	 * agent that may not setns() never left it */
+	if (left && setns(saved, CLONE_NEWNET))
 		perror("ngx-sockmap: returning to the agent's network namespace");
+	left = false;
 	close(saved);
+}
+
+int netns_can_enter(void)
+{
+	int fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (setns(fd, CLONE_NEWNET))
+		err = -errno;
+	close(fd);
+	return err;
 }

@@ -27,6 +27,8 @@ int netns_of_cgroups(const struct cg_target *cgs, int ncg, struct netns_ref **ou
 		     int *unresolved, int *err);
 /* Enter ns (checking the pid still lives in it): 0, or -errno. */
 int netns_enter(const struct netns_ref *ns);
+/* May we setns() at all (CAP_SYS_ADMIN)?  0, or -errno (-EPERM). */
+int netns_can_enter(void);
 /* The caller's own namespace, to come back to: an fd, or -errno. */
 int netns_save(void);
 /* Back to the saved namespace and close the fd. */

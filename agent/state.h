@@ -71,6 +71,7 @@ struct agent_info {
 	char guard_hooks[16];   /* the guard's hooks: fentry, tracepoints; "" without one */
 	char guard_why[80];     /* why tracepoints: "fentry refused: ...", "--guard-hooks tracepoints" */
 	struct hazard_guard guards[HZ__MAX];
+	char netns_scope[80];   /* "": every namespace; else why only its own */
 	struct ring_place rings[RING__MAX];
 };
 

@@ -50,6 +50,8 @@ void status_print_text(FILE *out, const struct counters *c, const struct agent_i
 			"            (%s)\n", info->guard_why);
 	else if (info->guard_hooks[0])
 		fprintf(out, "guard       %s\n", info->guard_hooks);
+	if (info->netns_scope[0])
+		fprintf(out, "namespaces  own only: %.56s\n", info->netns_scope);
 	/* what guards each hazard here: one line each, 80 columns */
 	for (i = 0; i < HZ__MAX && info->guards[HZ_RESETS].mech[0]; i++)
 		fprintf(out, "%-12s%-8s%-12s%.48s\n", i ? "" : "hazards", hazard_names[i],
@@ -127,6 +129,7 @@ json_object *status_to_json(const struct counters *c, const struct agent_info *i
 		json_object_object_add(o, hazard_names[i], h);
 	}
 	json_object_object_add(root, "hazards", o);
+	json_object_object_add(root, "netns_scope", json_str(info->netns_scope));
 	o = json_object_new_object();
 	json_object_object_add(o, "connections", json_str(info->rings[RING_CONN].transport));
 	json_object_object_add(o, "packets", json_str(info->rings[RING_PKT].transport));

@@ -313,6 +313,12 @@ static __always_inline int worth_tracking(struct bpf_sock_ops *skops, __u16 *spo
 		STAT_ADD(fallbacks[FB_PAUSED], 1);
 		return -1;
 	}
+	/* an agent without setns() could not end a connection elsewhere
+	 * (iter/tcp and sock_diag see only their own namespace) */
+	if (cfg && cfg->netns_only && bpf_get_netns_cookie(skops) != cfg->netns_only) {
+		STAT_ADD(skipped[SKIP_OTHER_NETNS], 1);
+		return -1;
+	}
 	/* snd_nxt/rcv_nxt are ISN + 1 for both ends here: the active end
 	 * runs this from tcp_finish_connect() before it sends the final ACK,
 	 * the passive end from tcp_rcv_state_process() before it queues any

@@ -41,7 +41,8 @@ enum fallback_reason { FALLBACK_REASONS(NAMES_ENUM) FB__MAX };
  * here: the cheapest decision, one map lookup. */
 #define SKIP_REASONS(X)                                                           \
 	X(SKIP_REMOTE, "remote")           /* peer address in no tracked netns */ \
-	X(SKIP_NEVER_PAIRS, "never_pairs") /* that destination never paired */
+	X(SKIP_NEVER_PAIRS, "never_pairs") /* that destination never paired */ \
+	X(SKIP_OTHER_NETNS, "other_netns") /* a netns the agent can't enter */
 
 enum skip_reason { SKIP_REASONS(NAMES_ENUM) SKIP__MAX };
 
@@ -225,6 +226,9 @@ struct dest_profile {
 struct accel_config {
 	__u32 paused;         /* 1: connections established now are not tracked */
 	__u32 test_force_tcp; /* self-test only: every send takes TCP */
+	__u64 netns_only;     /* non-zero: track only sockets of this netns
+			       * cookie (an agent that can't setns: it could
+			       * neither reset nor see the others) */
 };
 
 /*

@@ -86,7 +86,9 @@ agent_start() {
 	[ "$AGENT_FOLLOW" = 1 ] || follow+=(--no-follow)
 	# metrics only where a test asks for them (metrics_endpoint.sh)
 	[[ " $* " == *" --metrics "* ]] || follow+=(--metrics off)
-	"$AGENT" run "${follow[@]}" "$@" >"$TMP/agent.out" 2>"$TMP/agent.err" &
+	# AGENT_WRAP: a command to run it under (least_privilege.sh: setpriv)
+	# shellcheck disable=SC2086
+	${AGENT_WRAP:-} "$AGENT" run "${follow[@]}" "$@" >"$TMP/agent.out" 2>"$TMP/agent.err" &
 	AGENT_PID=$!
 	on_exit "agent_stop"
 	local i
