@@ -530,7 +530,7 @@ int enforcer_check_reset(enum reset_mech mech, const struct bpf_object *dataplan
 		goto out;
 	}
 	snprintf(detail, len, "%s ends a connection: %s here, %s at the peer",
-		 reset_mech_names[mech], strerror(e0), strerror(e1));
+		 reset_mech_names[mech], strerrorname_np(e0) ?: "?", strerrorname_np(e1) ?: "?");
 out:
 	if (it.skel)
 		sockiter_destroy(&it);
