@@ -429,8 +429,8 @@ static int limit_to_own_netns(struct runtime *rt)
 	int err, fd;
 
 	err = netns_can_enter();
-	if (!err)
-		return 0;
+	if (!err) /* and none left by a pinned data plane's earlier run */
+		return dataplane_set_netns_only(rt->maps.fd[MAP_CONFIG], 0) ? -1 : 0;
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	/* SO_NETNS_COOKIE (5.14+; asm-generic/socket.h): the cookie
 	 * bpf_get_netns_cookie() gives the data plane */

@@ -436,7 +436,8 @@ static int config_update(int config_fd, bool paused, const __u64 *netns_only)
 	struct accel_config cfg = {};
 	__u32 zero = 0;
 
-	bpf_map_lookup_elem(config_fd, &zero, &cfg);
+	if (bpf_map_lookup_elem(config_fd, &zero, &cfg))
+		return -errno;
 	if (netns_only)
 		cfg.netns_only = *netns_only;
 	else

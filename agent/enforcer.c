@@ -164,10 +164,10 @@ static void log_reset(int family, const __u8 *local, __u16 lport, const __u8 *re
  * doom the peers it named.  Returns how many new cookies it doomed. */
 static int iter_pass(struct enforcer *e)
 {
-	static struct reset_record rec[256];
+	static struct reset_record rec[4096]; /* the doomed map's size */
 	int n, i, added = 0;
 
-	n = sockiter_reset(&e->it, rec, 256);
+	n = sockiter_reset(&e->it, rec, 4096);
 	for (i = 0; i < n; i++) {
 		log_reset(rec[i].family, rec[i].local, rec[i].local_port, rec[i].remote,
 			  rec[i].remote_port, rec[i].reason,
@@ -196,7 +196,7 @@ static void enforce_iter(struct enforcer *e, const struct reset_ask *asks, size_
 		goto out;
 	for (pass = 0; pass < 3; pass++) {
 		/* the agent's own namespace, then every tracked one */
-		added = setns(self, CLONE_NEWNET) == 0 ? iter_pass(e) : 0;
+		added = netns_back(self) == 0 ? iter_pass(e) : 0;
 		for (i = 0; i < e->n_ns; i++)
 			if (!netns_enter(&e->ns[i]))
 				added += iter_pass(e);
@@ -235,8 +235,9 @@ static void diag_found(void *ctx, size_t i, const struct diag_sock *s, bool serv
 		/* the service port, as the data plane learns it: a request
 		 * names it, else the end that is listened on here */
 		port = a->port ? a->port : service_local ? s->lport : s->rport;
-		if (syscall_ops_note_reset(&b->e->so, a->reason, port))
-			pr_debug("counting a reset: %s\n", strerror(errno));
+		err = syscall_ops_note_reset(&b->e->so, a->reason, port);
+		if (err)
+			pr_debug("counting a reset: %s\n", strerror(-err));
 	}
 	err = diag_destroy(s);
 	/* a peer gone by its turn: the first end's RST reached it (the dump
@@ -251,8 +252,8 @@ static void diag_found(void *ctx, size_t i, const struct diag_sock *s, bool serv
 static void enforce_diag(struct enforcer *e, const struct reset_ask *asks, size_t n)
 {
 	struct diag_batch b = { .e = e };
-	size_t i, left;
-	int self;
+	size_t i, j, left;
+	int self, phase;
 
 	b.cookies = calloc(2 * n, sizeof(*b.cookies));
 	b.ended = calloc(2 * n, sizeof(*b.ended));
@@ -274,28 +275,32 @@ static void enforce_diag(struct enforcer *e, const struct reset_ask *asks, size_
 	self = netns_save();
 	if (self < 0)
 		goto out;
-	left = b.n;
-	/* the agent's own namespace, then every tracked one, until all
-	 * are found (a closed socket is in none: nothing to end) */
-	if (setns(self, CLONE_NEWNET) == 0) {
-		int found = diag_find_cookies(b.cookies, b.ended, b.n, diag_found, &b);
+	/* the requests' sockets everywhere first, then their peers: a peer
+	 * ended first would close its socket (the RST) before that socket's
+	 * namespace is dumped, and its reset would go uncounted */
+	for (phase = 0; phase < 2; phase++) {
+		left = 0;
+		for (j = 0; j < b.n; j++) {
+			if (phase == 0 && !b.primary[j])
+				b.ended[j] = true; /* not yet */
+			else if (phase == 1 && !b.primary[j])
+				b.ended[j] = false;
+			left += !b.ended[j];
+		}
+		/* the agent's own namespace, then every tracked one, until
+		 * all are found (a closed socket is in none: nothing to end) */
+		for (i = 0; i <= e->n_ns && left; i++) {
+			int found;
 
-		if (found < 0)
-			pr_warn("sock_diag in the agent's namespace: %s\n", strerror(-found));
-		else
-			left -= found;
-	}
-	for (i = 0; i < e->n_ns && left; i++) {
-		int found;
-
-		if (netns_enter(&e->ns[i]))
-			continue;
-		found = diag_find_cookies(b.cookies, b.ended, b.n, diag_found, &b);
-		if (found < 0)
-			pr_warn("sock_diag in netns %llu: %s\n", (unsigned long long)e->ns[i].ino,
-				strerror(-found));
-		else
-			left -= found;
+			if (i == 0 ? netns_back(self) : netns_enter(&e->ns[i - 1]))
+				continue;
+			found = diag_find_cookies(b.cookies, b.ended, b.n, diag_found, &b);
+			if (found < 0)
+				pr_warn("sock_diag in %s: %s\n", i ? "a tracked netns" : "the agent's netns",
+					strerror(-found));
+			else
+				left -= found;
+		}
 	}
 	netns_restore(self);
 out:

@@ -159,6 +159,18 @@ void netns_restore(int saved)
 	close(saved);
 }
 
+int netns_back(int saved)
+{
+	if (saved < 0)
+		return -EBADF;
+	if (!left)
+		return 0;
+	if (setns(saved, CLONE_NEWNET))
+		return -errno;
+	left = false;
+	return 0;
+}
+
 int netns_can_enter(void)
 {
 	int fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC), err = 0;

@@ -31,6 +31,10 @@ int netns_enter(const struct netns_ref *ns);
 int netns_can_enter(void);
 /* The caller's own namespace, to come back to: an fd, or -errno. */
 int netns_save(void);
+/* Back to the saved namespace, keeping the fd (a loop over namespaces
+ * that starts with its own): 0 when there (also when never left: an
+ * agent that may not setns() is always there), or -errno. */
+int netns_back(int saved);
 /* Back to the saved namespace and close the fd. */
 void netns_restore(int saved);
 

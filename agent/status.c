@@ -9,7 +9,7 @@
 /* text from column col on, wrapped at word boundaries to 80 columns */
 static void print_wrapped(FILE *out, const char *text, int col)
 {
-	int width = 80 - col, len;
+	int width = col < 60 ? 80 - col : 20, len;
 
 	do {
 		len = (int)strlen(text);

@@ -807,6 +807,14 @@ static __always_inline bool is_disconnect(struct bpf_sock *sk)
 	       BPF_CORE_READ(tp, inet_conn.icsk_inet.sk.sk_shutdown) != SHUTDOWN_MASK;
 }
 
+static __always_inline bool is_orphan(struct bpf_sock *sk)
+{
+	struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
+
+	return !tp || (BPF_CORE_READ(tp, inet_conn.icsk_inet.sk.__sk_common.skc_flags) &
+		       (1UL << bpf_core_enum_value(enum sock_flags, SOCK_DEAD)));
+}
+
 static __always_inline void track_closed(struct bpf_sock_ops *skops)
 {
 	struct endpoint *e = NULL;
@@ -842,10 +850,13 @@ static __always_inline void track_closed(struct bpf_sock_ops *skops)
 		st->flags &= ~SS_IN_MAP;
 		STAT_ADD(reused, 1);
 	}
-	/* closed: what it still holds unread is freed with it (the rare
-	 * socket reset while its application had not read everything keeps
-	 * it until close(): the scan misses that much) */
-	watch_del(st->cookie);
+	/* An application that closed it (orphaned: SOCK_DEAD, set by
+	 * tcp_close() before the state moves on) took it out of the
+	 * SOCKHASH, and its unread bytes went with its psock.  One that was
+	 * reset still holds both until close(): the scan keeps counting it,
+	 * and drops the entry once its psock is gone (scan_watched). */
+	if (is_orphan(sk))
+		watch_del(st->cookie);
 	STAT_ADD(sockets_closed, 1);
 	st->flags &= ~(SS_TRACKED | SS_ENDPOINT);
 }

@@ -41,10 +41,15 @@ static long visit(struct bpf_map *map, __u64 *cookie, __u64 *psock, struct scan_
 	struct unread_record rec;
 	__u32 i;
 
-	/* the socket closed and its psock was freed (unread_watch loses it
-	 * at TCP_CLOSE, after close()): that memory says nothing now */
-	if (!psock_is_of(*psock, *cookie))
+	/* the psock is gone (the socket left the SOCKHASH, or closed after
+	 * a reset, which the data plane can't see): that memory says
+	 * nothing now, and the entry goes (deleting the element the
+	 * callback was given is allowed: kernel/bpf/hashtab.c walks the
+	 * bucket under RCU) */
+	if (!psock_is_of(*psock, *cookie)) {
+		bpf_map_delete_elem(&unread_watch, cookie);
 		return 0;
+	}
 	rec.bytes = psock_unread(*psock);
 	if (!rec.bytes)
 		return 0;

@@ -10,9 +10,11 @@
 #  2. a loopback pair in the agent's namespace is paired, bytes exact;
 #  3. a loopback pair in a namespace the test made is not tracked
 #     (skipped.other_netns), bytes exact;
-#  4. without CAP_DAC_OVERRIDE too (the cgroup root is 0555: no private
+#  4. it can still end a connection in its own namespace: a splicing
+#     reader there is reset on both ends (resets.splice), none hangs;
+#  5. without CAP_DAC_OVERRIDE too (the cgroup root is 0555: no private
 #     cgroup for the self-test) it stays up, not accelerating, saying why;
-#  5. each exits 0 on SIGTERM, nothing left attached.
+#  6. each exits 0 on SIGTERM.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/tcpkit.sh"
 command -v setpriv >/dev/null || skip "SKIP: no setpriv (util-linux)"
@@ -54,6 +56,23 @@ st p2 pairs
 st o1 skipped.other_netns
 assert_eq $((p2 - p1)) 0 "nothing paired in another namespace"
 assert_ge $((o1 - o0)) 2 "skipped.other_netns counted both ends there"
+# a splicing reader in its own namespace: the agent must still end it
+# (setns() into its own namespace fails too without CAP_SYS_ADMIN)
+st r0 resets.splice
+rm -f "$TMP/sp.port"
+cg_exec "$CS" "$TOOLS/splicekit" server --listen 127.0.0.1:0 --ready-file "$TMP/sp.port" \
+	--out "$TMP/sp.srv" --conns 1 --timeout 3 --seed 3 >"$TMP/sp.srvlog" 2>&1 &
+PID[sp]=$!
+on_exit "kill ${PID[sp]}"
+wait_file "$TMP/sp.port" "splice server listening"
+cg_exec "$CC" "$TOOLS/splicekit" client --connect 127.0.0.1:$(cat "$TMP/sp.port") --out "$TMP/sp.cli" \
+	--conns 1 --parallel 1 --bytes 64K --seed 3 --timeout 5 >"$TMP/sp.clilog" 2>&1
+wait "${PID[sp]}"
+log "splice: client $(grep '^conn' "$TMP/sp.cli") / server $(grep '^conn' "$TMP/sp.srv")"
+grep -q 'outcome=reset' "$TMP/sp.cli" || fail "the splicing connection was not reset: $(cat "$TMP/sp.cli")"
+grep -q 'outcome=reset' "$TMP/sp.srv" || fail "the splicing reader was not reset: $(cat "$TMP/sp.srv")"
+st r1 resets.splice
+assert_eq $((r1 - r0)) 1 "resets.splice: the agent ended it in its own namespace"
 agent_stop || fail "agent did not exit 0 on SIGTERM"
 ok "agent exited cleanly"
 
