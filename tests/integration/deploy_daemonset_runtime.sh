@@ -89,30 +89,29 @@ assert_eq "$(metric ngx_sockmap_netns_unresolved)" 0 \
 	"every attached cgroup's network namespace resolved (the other user's pod too)"
 assert_eq "$(metric ngx_sockmap_paused)" 0 "not paused"
 
-# Both hops redirected: wrk (C) -> proxy (P) -> upstream (U).
-m0=$(metric ngx_sockmap_redirected_messages_total)
-cg_exec "$C" wrk -t1 -c8 -d3s "http://127.0.0.1:$PORT_PX/64k.bin" >"$TMP/wrk.out" 2>&1 ||
-	fail_diag "wrk failed: $(cat "$TMP/wrk.out")"
-grep -qE 'Socket errors|Non-2xx' "$TMP/wrk.out" && fail_diag "wrk saw errors: $(cat "$TMP/wrk.out")"
-reqs=$(sed -n 's/^ *\([0-9]*\) requests in.*/\1/p' "$TMP/wrk.out")
-m1=$(metric ngx_sockmap_redirected_messages_total)
-assert_ge "$reqs" 200 "wrk requests through the proxy"
-# 4 sends per proxied request (wrk -> nginx -> upstream -> nginx -> wrk),
-# a 64 KiB body often in several: >= 3.5 per request means both hops.
-assert_ge $(((m1 - m0) * 10 / reqs)) 35 "redirected sends per request x10"
-assert_ge "$(metric ngx_sockmap_redirected_bytes_total)" $((reqs * 65536)) "redirected bytes cover the bodies"
+# wrk_hops NAME PORT LABEL: wrk (C) through the proxy on PORT; both hops
+# must be redirected.  4 sends per proxied request (wrk -> nginx ->
+# upstream -> nginx -> wrk), a 64 KiB body often in several: >= 3.5 per
+# request means both hops.  Sets reqs.
+wrk_hops() {
+	local m0 m1
+	m0=$(metric ngx_sockmap_redirected_messages_total)
+	cg_exec "$C" wrk -t1 -c8 -d3s "http://127.0.0.1:$2/64k.bin" >"$TMP/$1.out" 2>&1 ||
+		fail_diag "$3: wrk failed: $(cat "$TMP/$1.out")"
+	grep -qE 'Socket errors|Non-2xx' "$TMP/$1.out" && fail_diag "$3: wrk saw errors: $(cat "$TMP/$1.out")"
+	reqs=$(sed -n 's/^ *\([0-9]*\) requests in.*/\1/p' "$TMP/$1.out")
+	m1=$(metric ngx_sockmap_redirected_messages_total)
+	assert_ge "$reqs" 200 "$3: wrk requests through the proxy"
+	assert_ge $(((m1 - m0) * 10 / reqs)) 35 "$3: redirected sends per request x10"
+}
 
-# Both hops again, to the pod-like upstream of another user in its own
-# network namespace: the proxy -> upstream hop pairs only if the agent
-# opened that pod's namespace (its address in local_addrs).
-m0=$(metric ngx_sockmap_redirected_messages_total)
-cg_exec "$C" wrk -t1 -c8 -d3s "http://127.0.0.1:18513/64k.bin" >"$TMP/wrk2.out" 2>&1 ||
-	fail_diag "wrk (pod-like upstream) failed: $(cat "$TMP/wrk2.out")"
-grep -qE 'Socket errors|Non-2xx' "$TMP/wrk2.out" && fail_diag "wrk (pod-like upstream) saw errors: $(cat "$TMP/wrk2.out")"
-reqs=$(sed -n 's/^ *\([0-9]*\) requests in.*/\1/p' "$TMP/wrk2.out")
-m1=$(metric ngx_sockmap_redirected_messages_total)
-assert_ge "$reqs" 200 "wrk requests through the proxy to the pod-like upstream"
-assert_ge $(((m1 - m0) * 10 / reqs)) 35 "pod-like upstream: redirected sends per request x10 (both hops)"
+# Both hops redirected: wrk (C) -> proxy (P) -> upstream (U).
+wrk_hops wrk $PORT_PX "upstream in the host's namespace"
+assert_ge "$(metric ngx_sockmap_redirected_bytes_total)" $((reqs * 65536)) "redirected bytes cover the bodies"
+# And to the pod-like upstream of another user in its own network
+# namespace: the proxy -> upstream hop pairs only if the agent opened that
+# pod's namespace (its address in local_addrs).
+wrk_hops wrk2 18513 "pod-like upstream (uid 65534, own netns)"
 
 # Memory: BPF maps are charged to the agent's memory cgroup, under the
 # manifest's limit.
