@@ -76,7 +76,11 @@ ns_make() {
 # following peers' cgroups is tested on its own (follow_peers_*.sh).  They
 # also track every connection (--short-conn 0) unless AGENT_SHORT_CONN is
 # set (to "default": no --short-conn at all): the short-connection policy
-# has its own test (short_conn_policy.sh).
+# has its own test (short_conn_policy.sh).  The guard's tracepoints never
+# idle (--guard-idle 0) unless a test names its own --guard-idle (the
+# last one counts): a test whose connections come more than 30 s apart
+# (QEMU TCG) would see one stay on TCP while the guard re-arms
+# (fallbacks{arming}), by design; guard_idle_remote.sh tests that.
 AGENT_PID=
 AGENT_FOLLOW=${AGENT_FOLLOW:-0}
 AGENT_SHORT_CONN=${AGENT_SHORT_CONN:-0}
@@ -84,6 +88,7 @@ agent_start() {
 	local follow=()
 	[ "$AGENT_SHORT_CONN" = default ] || follow+=(--short-conn "$AGENT_SHORT_CONN")
 	[ "$AGENT_FOLLOW" = 1 ] || follow+=(--no-follow)
+	follow+=(--guard-idle 0)
 	# metrics only where a test asks for them (metrics_endpoint.sh)
 	[[ " $* " == *" --metrics "* ]] || follow+=(--metrics off)
 	# AGENT_WRAP: a command to run it under (least_privilege.sh: setpriv)
