@@ -52,7 +52,8 @@ if [ "$hooks" = fentry ]; then
 	assert_eq "$(stat_get guards_armed)" True "fentry: still armed 3 s idle (--guard-idle 1 is for tracepoints)"
 	agent_stop || fail "agent did not exit 0"
 else
-	assert_ge "$(agent_prog_links "$GUARD_TP_PROGS")" 6 "tracepoints: the syscall tracepoints attached"
+	# attached at start, but with --guard-idle 1 and nothing tracked they
+	# may be idle already (QEMU TCG is that slow): step 3 counts them
 	grep -A1 "^guard  *tracepoints: every syscall on the host is slower" "$TMP/status.txt" |
 		grep -q "^  *(fentry refused: " ||
 		fail "status does not say why tracepoints and what they cost: $(cat "$TMP/status.txt")"
