@@ -31,8 +31,11 @@ wait_armed() { # wait_armed WANT SECS
 
 host_tps() { bpftool -j link list | grep -o '"tracepoint":"sys_[a-z_]*"' | grep -c 'send\|splice' || true; }
 before=$(host_tps)
-# idling is for the tracepoints (fentry hooks never idle: guard_hooks.sh)
-agent_start -c "$CS" -c "$CC" --guard-idle 2 --guard-hooks tracepoints
+# idling is for the tracepoints (fentry hooks never idle: guard_hooks.sh).
+# Every time here is times the test time scale (S): under QEMU TCG a few
+# status calls take longer than a 2 s idle.
+S=${NGX_SOCKMAP_TEST_TIMEOUT_SCALE:-1}
+agent_start -c "$CS" -c "$CC" --guard-idle $((2 * S)) --guard-hooks tracepoints
 assert_eq "$(armed)" 1 "armed at start"
 assert_ge "$(our_tracepoints)" 6 "the agent's syscall tracepoints are attached at start"
 
@@ -50,7 +53,7 @@ for i in 1 2 3 4 5 6; do
 done
 st s0 skipped.remote
 assert_ge "$s0" 6 "the remote connections were skipped (never tracked)"
-wait_armed 0 4 || fail "still armed 4 s after the last tracked socket (--guard-idle 2)"
+wait_armed 0 $((4 * S)) || fail "still armed $((4 * S)) s after the last tracked socket (--guard-idle $((2 * S)))"
 ok "idle: disarmed with only remote traffic"
 assert_eq "$(our_tracepoints)" 0 "no syscall tracepoint of the agent is attached while idle"
 
@@ -62,10 +65,7 @@ tk_client first "$CC" - --connect "127.0.0.1:${SPORT[lsrv]}" --bytes 64K
 tk_ok first "the connection that woke the guard carried its bytes exactly (TCP)"
 st a1 fallbacks.arming
 assert_ge $((a1 - a0)) 1 "it was counted as fallbacks.arming"
-# (2 s, times the test time scale: a wake-up round trip under QEMU TCG
-# took longer)
-wait_armed 1 $((2 * ${NGX_SOCKMAP_TEST_TIMEOUT_SCALE:-1})) ||
-	fail "not armed again within $((2 * ${NGX_SOCKMAP_TEST_TIMEOUT_SCALE:-1})) s of the wake-up"
+wait_armed 1 $((2 * S)) || fail "not armed again within $((2 * S)) s of the wake-up"
 ok "armed again"
 assert_ge "$(our_tracepoints)" 6 "tracepoints attached again"
 tk_client second "$CC" - --connect "127.0.0.1:${SPORT[lsrv]}" --bytes 64K
@@ -74,7 +74,7 @@ st p1 pairs
 assert_ge $((p1 - p0)) 1 "the next connection paired"
 
 # 4. idle again once nothing is tracked
-wait_armed 0 6 || fail "not idle again 6 s after the last tracked connection closed"
+wait_armed 0 $((6 * S)) || fail "not idle again $((6 * S)) s after the last tracked connection closed"
 ok "idle again after the connections closed"
 agent_stop || fail "agent did not exit 0"
 assert_eq "$(host_tps)" "$before" "no tracepoint link of the agent left after exit"
