@@ -10,7 +10,6 @@
 #define NGX_SOCKMAP_GUARD_H
 
 #include <stdbool.h>
-#include <stdio.h>
 #include "bpfutil.h" /* struct prog_ref */
 
 struct guard_bpf;
