@@ -432,9 +432,13 @@ static __always_inline struct sock_state *life_begin(struct bpf_sock_ops *skops,
 	struct sock_state *st;
 	struct sock_id self;
 
+	/* From 6.19 the kernel allocates socket storage with kmalloc_nolock()
+	 * (f484f4a3e058, kernel/bpf/bpf_local_storage.c), which always fails
+	 * on a CPU without cmpxchg16b (mm/slub.c kmalloc_nolock_noprof): there
+	 * no socket is ever tracked, and the self-test says why. */
 	st = bpf_sk_storage_get(&sk_state, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
 	if (!st) {
-		STAT_ADD(fallbacks[FB_NO_ROOM], 1);
+		STAT_ADD(fallbacks[FB_NO_STORAGE], 1);
 		return NULL;
 	}
 	/* An ancestor and a descendant cgroup both attached would run us
