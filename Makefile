@@ -113,14 +113,15 @@ deps:
 test: all tools
 	./tests/run
 
-# The kernel matrix (tests/vm/run): Debian's 6.1 and 6.12 kernels booted
+# The kernel matrix (tests/vm/run): Debian's kernels (bookworm's 6.1 and
+# 6.12, trixie's 6.12, trixie-backports' 6.18 and newest, forky's) booted
 # under QEMU with the host's root shared read-only, selftest and the core
 # tests in each, plus the running kernel; build/vmtest/matrix.{md,json}.
 # QEMU, busybox-static and cpio are installed here, not by `make deps`.
-# VMTEST_ARGS: e.g. --kernels 6.1,security --tests redirect.  vmtest-quick is
-# the CI subset (selftest + 3 tests per kernel, no host column), two 1-vCPU
-# VMs at a time: half the wall time of one 2-vCPU VM after the other on a
-# 2-CPU host (about 4 minutes for the four kernels).
+# VMTEST_ARGS: e.g. --kernels 6.1,forky --tests redirect.  vmtest-quick is
+# the CI subset (QUICK_KERNELS in tests/vm/run, selftest + 3 tests each, no
+# host column), two 1-vCPU VMs at a time: half the wall time of one 2-vCPU
+# VM after the other on a 2-CPU host.
 vmtest: all tools
 	./scripts/vm-deps.sh
 	./tests/vm/run $(VMTEST_ARGS)

@@ -7,17 +7,19 @@
 #     --timeout SECS   whole boot + job (default 600); then qemu is killed
 #     --smp N          vCPUs (default 2)     --mem MB   memory (default 2048)
 #     --follow         copy the serial console to stdout as it comes
+#     --cpu MODEL      QEMU CPU model (default: by kernel, see below)
 # Writes OUT/console.log (serial), OUT/job.log, OUT/job.exit, OUT/boot.json.
 # Exit: the job's status; 124 on timeout; 125 when the VM did not get as far
 # as running the job.  qemu and both virtiofsd are killed on any exit.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
-timeout=600 smp=${NGX_SOCKMAP_VM_SMP:-2} mem=${NGX_SOCKMAP_VM_MEM:-2048} follow=0
+timeout=600 smp=${NGX_SOCKMAP_VM_SMP:-2} mem=${NGX_SOCKMAP_VM_MEM:-2048} follow=0 cpu=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--follow) follow=1; shift ;;
 	--timeout) timeout=$2; shift 2 ;;
 	--smp) smp=$2; shift 2 ;;
+	--cpu) cpu=$2; shift 2 ;;
 	--mem) mem=$2; shift 2 ;;
 	*) break ;;
 	esac
@@ -80,14 +82,22 @@ done
 [ -S "$run/root.sock" ] && [ -S "$run/out.sock" ] ||
 	{ echo "boot: virtiofsd did not start:" >&2; cat "$out"/virtiofsd-*.log >&2; exit 125; }
 
-# -cpu qemu64,-cx16: with QEMU 7.2 TCG, 6.12.95 crashed in SLUB's
-# cmpxchg16b path in 4 of 6 boots on the default model; without cx16 SLUB
-# takes its locked path (mm/slub.c system_has_freelist_aba()): 9 of 9 clean.
+# -cpu qemu64,-cx16 before 6.19: with QEMU 7.2 TCG, 6.12.95 crashed in
+# SLUB's cmpxchg16b path in 4 of 6 boots on the default model; without cx16
+# SLUB takes its locked path (mm/slub.c system_has_freelist_aba()): 9 of 9
+# clean.  From 6.19 the kernel needs cx16: BPF socket storage comes from
+# kmalloc_nolock() (f484f4a3e058), which fails on every call without it
+# (mm/slub.c kmalloc_nolock_noprof), so nothing could be tracked.
+if [ -z "$cpu" ]; then
+	cpu=qemu64,-cx16
+	IFS=. read -r kmaj kmin _ <<<"$kver"
+	[ "$kmaj" -gt 6 ] || { [ "$kmaj" -eq 6 ] && [ "${kmin%%[!0-9]*}" -ge 19 ]; } && cpu=qemu64
+fi
 # mitigations=off: qemu64 claims no Meltdown immunity, and page-table
 # isolation doubles the cost of every syscall under TCG; nothing tested here
 # depends on it.
 t0=$(date +%s.%N)
-"$QEMU" -accel tcg -cpu qemu64,-cx16 -smp "$smp" -m "$mem" \
+"$QEMU" -accel tcg -cpu "$cpu" -smp "$smp" -m "$mem" \
 	-object memory-backend-memfd,id=mem,size="${mem}M",share=on \
 	-machine pc,memory-backend=mem \
 	-nodefaults -display none -no-reboot -monitor none \
@@ -127,8 +137,8 @@ t1=$(date +%s.%N)
 [ -n "${follower:-}" ] && { wait "$follower" 2>/dev/null || true; }
 up=$(sed -n 's/^vm: up \([0-9.]*\)s.*/\1/p' "$out/console.log" | head -n 1)
 rc=$(cat "$out/job.exit" 2>/dev/null || true)
-printf '{"kernel": "%s", "wall_s": %.1f, "boot_s": %s, "timed_out": %s, "job_exit": %s}\n' \
-	"$kver" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" "${up:-null}" \
+printf '{"kernel": "%s", "cpu": "%s", "wall_s": %.1f, "boot_s": %s, "timed_out": %s, "job_exit": %s}\n' \
+	"$kver" "$cpu" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" "${up:-null}" \
 	"$([ $timed_out = 1 ] && echo true || echo false)" "${rc:-null}" >"$out/boot.json"
 if [ $timed_out = 1 ]; then exit 124; fi
 [ -n "$rc" ] || exit 125

@@ -21,6 +21,11 @@ ROLE_NAME = {
     "bpo-newest": "bookworm-backports, newest 6.12",
     "security": "bookworm-security, newest 6.12",
     "notracing": "newest 6.12, BPF tracing programs refused (a BPF LSM policy)",
+    "trixie": "trixie (Debian 13), newest 6.12",
+    "tbpo-6.18": "trixie-backports, newest 6.18",
+    "tbpo-newest": "trixie-backports, newest",
+    "forky": "forky (testing), newest",
+    "nocx16": "forky's, on a CPU without cx16 (cmpxchg16b)",
     "host": "running kernel (no VM)",
 }
 
@@ -187,7 +192,7 @@ def main():
             "id": kid, "role": meta["role"], "kver": meta["kver"], "package": meta["package"],
             "debian_version": ver[-1] if ver else None,
             "version": facts.get("version"),
-            "boot_s": boot.get("boot_s"), "wall_s": boot.get("wall_s"),
+            "boot_s": boot.get("boot_s"), "wall_s": boot.get("wall_s"), "cpu": boot.get("cpu"),
             "selftest_s": overall.get("secs"),
             "facts_s": float(read(os.path.join(d, "facts.secs")) or 0) or None,
             "facts": facts,
@@ -244,6 +249,7 @@ def main():
     frow("source", lambda k: ROLE_NAME.get(k["role"], k["role"]))
     frow("uname -r", lambda k: k["kver"])
     frow("Debian version", lambda k: k["debian_version"] or "")
+    frow("QEMU CPU model", lambda k: k.get("cpu") or "")
     frow("boot to userspace (s)", lambda k: "%.1f" % k["boot_s"] if k["boot_s"] else "")
     frow("selftest (s)", lambda k: "%.1f" % k["selftest_s"] if k["selftest_s"] else "")
     frow("BPF arena map", lambda k: yn(fx(k, "arena_map")) +
@@ -252,7 +258,8 @@ def main():
     frow("`sk_psock.msg_tot_len`", lambda k: yn(fx(k, "sk_psock_msg_tot_len")))
     frow("`tcp_bpf_ioctl` (kallsyms)", lambda k: yn(fx(k, "tcp_bpf_ioctl_kallsyms")))
     for c in ("CONFIG_INET_DIAG_DESTROY", "CONFIG_TLS", "CONFIG_BPF_STREAM_PARSER"):
-        frow(c, lambda k, c=c: str((k["facts"].get("config") or {}).get(c)))
+        # forky's linux-binary ships no config file: unknown, not "None"
+        frow(c, lambda k, c=c: str((k["facts"].get("config") or {}).get(c) or "?"))
     frow("`modprobe tls`", lambda k: yn(fx(k, "tls_module_loads")))
     L += ["", "| check / test | " + " | ".join(ids) + " |", "|---|" + "---|" * len(ids)]
     notes = []
