@@ -97,6 +97,16 @@ static int set_paused(bool paused, bool force)
 	}
 	/* the self-test's pause is the fail-closed verdict: lifting it is
 	 * what `run --force` does, so it takes the same word */
+	/* A pinned data plane with no agent: no self-test vouches for this
+	 * kernel (agent.state went with the agent), so lifting a pause is the
+	 * override it would be under a blocked agent. */
+	if (!paused && info.pinned && !force) {
+		state_close(&m);
+		pr_warn("no agent is running: nothing checked this kernel for the pinned data plane; "
+			"'ngx-sockmap run --pin' adopts it and runs the self-test, 'resume --force' "
+			"resumes it as it is\n");
+		return EXIT_RUNTIME;
+	}
 	if (!paused && info.selftest_blocked && !force) {
 		state_close(&m);
 		pr_warn("kept paused at start (%s): accelerating here can lose, corrupt or hang "
