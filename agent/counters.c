@@ -45,6 +45,8 @@ const struct counter_def counter_table[] = {
 	  "setsockopt(TCP_ULP) refused on tracked sockets", ONE, AT(sum.ulp_refused) },
 	{ "reused", "ngx_sockmap_sockets_reused_total", CT_COUNTER, CU_COUNT,
 	  "tracked sockets reused (connect AF_UNSPEC)", ONE, AT(sum.reused) },
+	{ "claims_lost", "ngx_sockmap_claims_lost_total", CT_COUNTER, CU_COUNT,
+	  "passive ends whose peer withdrew first (to TCP)", ONE, AT(sum.claims_lost) },
 	{ "unread.bytes", "ngx_sockmap_unread_bytes", CT_GAUGE, CU_BYTES,
 	  "redirected bytes not read yet, all sockets", ONE, AT(gauges.unread_bytes) },
 	{ "unread.max_bytes", "ngx_sockmap_unread_bytes_max", CT_GAUGE, CU_BYTES,

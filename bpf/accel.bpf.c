@@ -690,6 +690,7 @@ static __always_inline void track_passive(struct bpf_sock_ops *skops)
 	}
 	if (__sync_val_compare_and_swap(&e->claim, nonce, st->cookie) != nonce) {
 		/* withdrawn (its first byte went out) or claimed meanwhile */
+		STAT_ADD(claims_lost, 1);
 		NOTE_FALLBACK(FB_NO_PEER, st->cookie, sport);
 		untrack_self(st);
 		return;

@@ -80,6 +80,7 @@ struct accel_stats {
 	__u64 endpoints_removed;
 	__u64 ulp_refused;       /* setsockopt(TCP_ULP) refused on a tracked socket */
 	__u64 reused;            /* tracked sockets reused (connect AF_UNSPEC) */
+	__u64 claims_lost;       /* passive ends that lost the claim race */
 	__u64 events_dropped;    /* ring buffer transport full: ring gaps */
 	__u64 fallbacks[FB__MAX];
 	__u64 skipped[SKIP__MAX];

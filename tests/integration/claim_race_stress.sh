@@ -31,11 +31,13 @@ cg_new CC cli
 agent_start -c "$CS" -c "$CC" ${RACE_AGENT_ARGS:-}
 
 # race NAME NETNS_SRV NETNS_CLI ADDR: one run of DURATION seconds; sets
-# the deltas P (pairs) and N (fallbacks.no_peer)
+# the deltas P (pairs) and N (claims_lost: passive ends that lost the race
+# to their peer's withdrawal; fallbacks.no_peer would also count passive
+# ends that simply found no endpoint)
 race() {
 	local name=$1 nss=$2 nsc=$3 addr=$4 p0 p1 n0 n1 m0 m1 t0 t1 crc p1_ p2_ spid conns
 	st p0 pairs
-	st n0 fallbacks.no_peer
+	st n0 claims_lost
 	st m0 redirected_msgs
 	st t0 tcp_msgs
 	rm -f "$TMP/$name.ports"
@@ -54,14 +56,14 @@ race() {
 	kill -TERM "$spid" # racekit itself: PID[$name] is a subshell
 	wait "${PID[$name]}"
 	st p1 pairs
-	st n1 fallbacks.no_peer
+	st n1 claims_lost
 	st m1 redirected_msgs
 	st t1 tcp_msgs
 	log "$name client: $(cat "$TMP/$name.client.res")"
 	log "$name server: $(cat "$TMP/$name.server.res")"
 	sed 's/^/#   /' "$TMP/$name.client.err" "$TMP/$name.server.err" | head -20
 	P=$((p1 - p0)) N=$((n1 - n0))
-	log "$name: pairs +$P, fallbacks.no_peer +$N (withdrawn or not claimed)," \
+	log "$name: pairs +$P, claims_lost +$N (the peer withdrew first)," \
 		"redirected_msgs +$((m1 - m0)), tcp_msgs +$((t1 - t0))"
 	[ "$crc" = 124 ] && fail "$name: the client hung past its own bounded waits"
 	conns=$(rk_field $name.client conns)
