@@ -57,8 +57,10 @@ static int ensure_bpffs(void)
 
 	if (statfs("/sys/fs/bpf", &sfs) == 0 && sfs.f_type == BPF_FS_MAGIC)
 		return 0;
-	/* Some hosts (this container) boot without bpffs mounted. */
-	if (mount("bpf", "/sys/fs/bpf", "bpf", 0, NULL)) {
+	/* Some hosts (this container) boot without bpffs mounted.  Its
+	 * default root is 1777 (kernel/bpf/inode.c): 0700, as systemd mounts
+	 * it, so no other user can plant a directory where we pin. */
+	if (mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700")) {
 		pr_warn("bpffs is not mounted and mounting it failed (%s): mount -t bpf bpf /sys/fs/bpf\n",
 			strerror(errno));
 		return -errno;
@@ -95,8 +97,32 @@ static bool pin_dir_has_entries(void)
 	return any;
 }
 
+/* PIN_DIR as this agent makes it: a directory (not a link) of its own
+ * user that nobody else may write.  Anything else was planted (bpffs is
+ * often 1777) and its pins could be swapped: 0, or -EPERM with why in
+ * buf. */
+int dataplane_pin_dir_trusted(char *buf, size_t len)
+{
+	struct stat st;
+
+	if (lstat(PIN_DIR, &st))
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISDIR(st.st_mode))
+		snprintf(buf, len, "%s is not a directory", PIN_DIR);
+	else if (st.st_uid != geteuid())
+		snprintf(buf, len, "%s belongs to uid %u, not to this agent's %u", PIN_DIR,
+			 (unsigned)st.st_uid, (unsigned)geteuid());
+	else if (st.st_mode & 022)
+		snprintf(buf, len, "%s is writable by others (mode %04o)", PIN_DIR,
+			 (unsigned)(st.st_mode & 07777));
+	else
+		return 0;
+	return -EPERM;
+}
+
 static int pin_maps(struct dataplane *dp)
 {
+	char why[PATH_MAX + 64];
 	char path[PATH_MAX];
 	struct bpf_map *map;
 	int err;
@@ -107,6 +133,11 @@ static int pin_maps(struct dataplane *dp)
 	if (mkdir(PIN_DIR, 0700) && errno != EEXIST) {
 		pr_warn("mkdir %s: %s\n", PIN_DIR, strerror(errno));
 		return -errno;
+	}
+	if (dataplane_pin_dir_trusted(why, sizeof(why))) {
+		pr_warn("%s: not made by ngx-sockmap; check what it holds and remove it (rm -r %s)\n",
+			why, PIN_DIR);
+		return -EPERM;
 	}
 	/* With a pin path libbpf reuses a compatible map already pinned
 	 * there, or pins the new one at load. */
@@ -455,9 +486,19 @@ int dataplane_set_netns_only(int config_fd, __u64 cookie)
 	return config_update(config_fd, false, &cookie);
 }
 
+/* A planted PIN_DIR is not a pinned data plane: a plain run need not
+ * refuse to start over it, status and resume must not read its pins. */
 bool dataplane_pinned_exists(void)
 {
-	return access(PIN_DIR, F_OK) == 0;
+	char why[PATH_MAX + 64];
+
+	if (access(PIN_DIR, F_OK))
+		return false;
+	if (dataplane_pin_dir_trusted(why, sizeof(why))) {
+		pr_warn("ignoring %s: %s (not made by ngx-sockmap)\n", PIN_DIR, why);
+		return false;
+	}
+	return true;
 }
 
 int dataplane_open_pinned(struct agent_maps *m)

@@ -92,6 +92,9 @@ int dataplane_set_netns_only(int config_fd, __u64 cookie);
 
 /* A pinned data plane (left by `run --pin`). */
 bool dataplane_pinned_exists(void);
+/* 0 when PIN_DIR is absent or as the agent makes it (its user's, nobody
+ * else may write); -EPERM with the reason in buf when it was planted. */
+int dataplane_pin_dir_trusted(char *buf, size_t len);
 /* Open its maps (those it pins) into m.  0, or -ENOENT. */
 int dataplane_open_pinned(struct agent_maps *m);
 /* Remove it.  Objects removed, or -ENOENT when nothing is pinned. */
