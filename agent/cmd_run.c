@@ -510,7 +510,7 @@ static int do_run(void *opts)
 	if (lock_fd < 0) {
 		if (lock_fd == -EBUSY)
 			pr_warn("another ngx-sockmap agent is running (pid %d); one agent per host\n", other);
-		else
+		else if (lock_fd != -EPERM) /* EPERM: state_lock said why */
 			pr_warn("cannot create %s: %s\n", run_dir(), strerror(-lock_fd));
 		return EXIT_RUNTIME;
 	}

@@ -11,6 +11,7 @@
 #include <json-c/json.h>
 #include "bpfutil.h"
 #include "dataplane.h"
+#include "log.h"
 #include "paths.h"
 #include "state.h"
 
@@ -43,6 +44,23 @@ static int state_pid(void)
 	return pid;
 }
 
+/* The run directory as the agent makes it: a directory (not a link) of
+ * its own user that nobody else may write; else another user could put a
+ * link where agent.state is written, or a state of their own. */
+static int run_dir_trusted(void)
+{
+	struct stat st;
+
+	if (lstat(run_dir(), &st))
+		return -errno;
+	if (S_ISDIR(st.st_mode) && st.st_uid == geteuid() && !(st.st_mode & 022))
+		return 0;
+	pr_warn("%s is %s: not made by ngx-sockmap; check it and remove it\n", run_dir(),
+		!S_ISDIR(st.st_mode) ? "not a directory"
+		: st.st_uid != geteuid() ? "another user's" : "writable by others");
+	return -EPERM;
+}
+
 int state_lock(int *other_pid)
 {
 	char path[PATH_MAX];
@@ -50,8 +68,11 @@ int state_lock(int *other_pid)
 
 	if (mkdir(run_dir(), 0700) && errno != EEXIST)
 		return -errno;
+	fd = run_dir_trusted();
+	if (fd)
+		return fd;
 	run_path(path, sizeof(path), LOCK_NAME);
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
 	if (flock(fd, LOCK_EX | LOCK_NB)) {
@@ -154,7 +175,9 @@ int state_write(const struct agent_info *info, const struct agent_maps *m)
 
 	run_path(path, sizeof(path), STATE_NAME);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	/* a file of our own, not one a link points at (run_dir_trusted) */
+	unlink(tmp);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0 || write(fd, text, len) != (ssize_t)len || write(fd, "\n", 1) != 1)
 		ret = -errno ?: -EIO;
 	if (fd >= 0 && close(fd) && !ret)
