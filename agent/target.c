@@ -207,14 +207,36 @@ int cg2_of_pid(const char *mnt, int pid, struct cg_target *t, char *err, size_t 
 	return ret;
 }
 
+/* Whoever can write the pid file chooses what the agent accelerates: it
+ * must be root's (nginx's master writes it as root) or this agent's user's,
+ * and nobody else may write it. */
+static int pid_file_trusted(FILE *f, const char *file, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (fstat(fileno(f), &st))
+		return -errno;
+	if ((st.st_uid == 0 || st.st_uid == geteuid()) && !(st.st_mode & 022))
+		return 0;
+	snprintf(err, errlen, "pid file %s is %s: whoever writes it would choose what is accelerated",
+		 file, st.st_uid != 0 && st.st_uid != geteuid() ? "another user's" : "writable by others");
+	return -EPERM;
+}
+
 int read_pid_file(const char *file, int *pid, char *err, size_t errlen)
 {
 	char buf[32] = "";
-	FILE *f = fopen(file, "r");
+	FILE *f = fopen(file, "re");
+	int ret;
 
 	if (!f) {
 		snprintf(err, errlen, "pid file %s: %s", file, strerror(errno));
 		return -ENOENT;
+	}
+	ret = pid_file_trusted(f, file, err, errlen);
+	if (ret) {
+		fclose(f);
+		return ret;
 	}
 	if (!fgets(buf, sizeof(buf), f))
 		buf[0] = 0;
@@ -228,12 +250,14 @@ int read_pid_file(const char *file, int *pid, char *err, size_t errlen)
 	return 0;
 }
 
-/* Is pid an nginx process (its executable's or its own name starts with
- * "nginx": nginx, nginx-debug)?  name gets what it is. */
+/* Is pid an nginx master: its executable's name starts with "nginx"
+ * (nginx, nginx-debug) and it runs as root?  Not its own name (comm): any
+ * process can set that (prctl PR_SET_NAME).  name gets what it is. */
 static bool is_nginx(int pid, char *name, size_t len)
 {
 	char path[64], exe[PATH_MAX] = "";
 	const char *base;
+	struct stat st;
 	ssize_t n;
 	FILE *f;
 
@@ -248,7 +272,12 @@ static bool is_nginx(int pid, char *name, size_t len)
 	n = readlink(path, exe, sizeof(exe) - 1);
 	exe[n > 0 ? n : 0] = 0;
 	base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
-	return !strncmp(base, "nginx", 5) || !strncmp(name, "nginx", 5);
+	snprintf(path, sizeof(path), "/proc/%d", pid);
+	if (stat(path, &st) || st.st_uid != 0) {
+		snprintf(name + strlen(name), len - strlen(name), ", not root's");
+		return false;
+	}
+	return !strncmp(base, "nginx", 5);
 }
 
 /* The policy on what `run` may attach to: not the root of the hierarchy

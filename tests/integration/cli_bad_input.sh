@@ -100,6 +100,24 @@ expect 1 "pid $sleeper && not nginx && --any-process" "a pid that is not nginx (
 echo $sleeper >"$TMP/stale.pid"
 expect 1 "not nginx && --any-process" "a pid file naming a process that is not nginx" \
 	"$AGENT" run --nginx-pid-file "$TMP/stale.pid"
+# whoever may write the pid file chooses what is accelerated (issue 21)
+cp "$TMP/stale.pid" "$TMP/world.pid" && chmod 0666 "$TMP/world.pid"
+expect 1 "writable by others" "a pid file others may write" \
+	"$AGENT" run --nginx-pid-file "$TMP/world.pid"
+cp "$TMP/stale.pid" "$TMP/other.pid" && chown 65534 "$TMP/other.pid"
+expect 1 "another user's" "a pid file of another user" \
+	"$AGENT" run --nginx-pid-file "$TMP/other.pid"
+# a process that calls itself nginx (comm: prctl PR_SET_NAME) is not nginx
+sh -c 'echo $$ >"$0/cgroup.procs" && exec python3 -c "
+import ctypes, time
+ctypes.CDLL(None).prctl(15, b\"nginx\")
+time.sleep(60)"' "$CG" &
+impostor=$!
+on_exit "kill $impostor"
+for _ in $(seq 1 100); do [ "$(cat /proc/$impostor/comm 2>/dev/null)" = nginx ] && break; sleep 0.05; done
+assert_eq "$(cat /proc/$impostor/comm)" nginx "the impostor's comm is nginx"
+expect 1 "not nginx && --any-process" "a process whose comm says nginx, not its executable" \
+	"$AGENT" run -p $impostor
 expect 1 '/nonexistent-ngx-sockmap/nginx\.pid' "missing pid file" \
 	"$AGENT" run --nginx-pid-file /nonexistent-ngx-sockmap/nginx.pid
 expect 1 'root|permission|privilege|cap_' "not root" \
