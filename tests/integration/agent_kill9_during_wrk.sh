@@ -33,7 +33,10 @@ log "agent killed with SIGKILL, wrk goes on"
 wait "$wrk_pid" || fail_diag "wrk exited $?: $(cat "$TMP/wrk.out")"
 cat "$TMP/wrk.out"
 reqs=$(sed -n 's/^ *\([0-9]*\) requests in .*/\1/p' "$TMP/wrk.out")
-assert_ge "${reqs:-0}" 1000 "wrk requests completed"
+# a stall (FIONREAD blind to redirected bytes) completes next to none; the
+# floor is divided by the test time scale: 828 in 8 s on 7.3 under TCG
+# with two VMs on two CPUs, thousands on a host
+assert_ge "${reqs:-0}" $((1000 / ${NGX_SOCKMAP_TEST_TIMEOUT_SCALE:-1})) "wrk requests completed"
 grep -q 'Socket errors' "$TMP/wrk.out" &&
 	fail_diag "wrk across kill -9: $(grep 'Socket errors' "$TMP/wrk.out")"
 ok "wrk across kill -9: zero socket errors"
