@@ -10,9 +10,7 @@
 #    plane) and says it ignores it; `status` reads no pins from it.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/tcpkit.sh"
-PIN=/sys/fs/bpf/ngx-sockmap
-[ -e "$PIN" ] && fail "$PIN exists before the test: left over by an earlier run"
-on_exit "rm -rf '$PIN'"
+pin_dir_fresh
 cg_new CS srv
 
 for how in owner mode; do

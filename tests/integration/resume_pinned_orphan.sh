@@ -8,9 +8,7 @@
 # used to resume, issue 21), `resume --force` resumes, `detach` removes it.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/tcpkit.sh"
-PIN=/sys/fs/bpf/ngx-sockmap
-[ -e "$PIN" ] && fail "$PIN exists before the test: left over by an earlier run"
-on_exit "[ -e '$PIN' ] && { '$AGENT' detach; rm -rf '$PIN'; }"
+pin_dir_fresh
 cg_new CS srv
 
 AGENT_MAY_REFUSE=1 NGX_SOCKMAP_TEST_FAIL_CHECK=fionread agent_start --pin -c "$CS"

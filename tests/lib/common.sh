@@ -125,6 +125,15 @@ agent_stop() {
 	AGENT_PID=
 	return $rc
 }
+# pin_dir_fresh: PIN, the agent's pin directory, which must not exist
+# before a test that pins; whatever the test leaves there is detached and
+# removed at exit, pass or fail
+pin_dir_fresh() {
+	PIN=/sys/fs/bpf/ngx-sockmap
+	[ -e "$PIN" ] && fail "$PIN exists before the test: left over by an earlier run"
+	on_exit "[ -e '$PIN' ] && { '$AGENT' detach >/dev/null 2>&1; rm -rf '$PIN'; }"
+}
+
 # stat_get FIELD : one field of `ngx-sockmap status --json` (e.g. pairs,
 # fallbacks.no_peer)
 stat_get() {
