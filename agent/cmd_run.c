@@ -570,7 +570,7 @@ static int do_run(void *opts)
 	rt->msrc.enforcer = &rt->enforcer;
 	err_enf = enforcer_start(&rt->enforcer, &plan, dataplane_object(&rt->dp),
 				 rt->maps.fd[MAP_SOCK_HASH], rt->maps.fd[MAP_RESETS],
-				 rt->maps.fd[MAP_GAUGES], o->max_unread,
+				 rt->maps.fd[MAP_RESET_BACKLOG], rt->maps.fd[MAP_GAUGES], o->max_unread,
 				 o->unread_budget ?: enforcer_default_budget());
 	plan_guards(rt, &plan, err_enf, params.splice_guard, o->force);
 	if (rt->info.selftest_blocked && dataplane_set_paused(rt->maps.fd[MAP_CONFIG], true))

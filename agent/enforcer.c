@@ -74,22 +74,21 @@ int enforcer_plan(enum reset_mech resets, enum unread_mech unread, struct enforc
 	return 0;
 }
 
-static int take_request(void *ctx, void *data, size_t size)
+/* Queue one request for the next enforce().  Out of memory, it goes to
+ * the backlog map, which the next wake-up or tick reads again. */
+static void push_request(struct enforcer *e, const struct reset_request *r)
 {
-	const struct reset_request *r = data;
-	struct enforcer *e = ctx;
 	struct reset_ask *v;
 
-	if (size < sizeof(*r))
-		return 0;
 	if (e->n_pending == e->cap_pending) {
 		size_t cap = e->cap_pending ? 2 * e->cap_pending : 256;
 
 		v = realloc(e->pending, cap * sizeof(*v));
 		if (!v) {
-			pr_warn("reset request of cookie %llu dropped: out of memory\n",
-				(unsigned long long)r->cookie);
-			return 0;
+			if (bpf_map_update_elem(e->backlog_fd, &r->cookie, r, BPF_ANY))
+				pr_warn("reset request of cookie %llu dropped: out of memory\n",
+					(unsigned long long)r->cookie);
+			return;
 		}
 		e->pending = v;
 		e->cap_pending = cap;
@@ -97,16 +96,53 @@ static int take_request(void *ctx, void *data, size_t size)
 	e->pending[e->n_pending++] = (struct reset_ask){
 		.cookie = r->cookie, .peer = r->peer, .reason = r->reason, .port = r->port,
 	};
+}
+
+static int take_request(void *ctx, void *data, size_t size)
+{
+	if (size >= sizeof(struct reset_request))
+		push_request(ctx, data);
 	return 0;
+}
+
+/* Take what the data plane kept in reset_backlog because the ring was full.
+ * Each key is deleted once its request is queued; a request added while we
+ * walk is taken now or on the next call (the ring's next wake-up or the
+ * tick), never lost. */
+static void take_backlog(struct enforcer *e)
+{
+	struct reset_request r;
+	__u64 key, next;
+	bool have = false;
+	size_t n = 0;
+
+	if (e->backlog_fd < 0)
+		return;
+	while (!bpf_map_get_next_key(e->backlog_fd, have ? &key : NULL, &next)) {
+		/* delete the previous key only now: get_next_key needs it */
+		if (have)
+			bpf_map_delete_elem(e->backlog_fd, &key);
+		key = next;
+		have = true;
+		if (bpf_map_lookup_elem(e->backlog_fd, &key, &r))
+			continue;
+		push_request(e, &r);
+		n++;
+	}
+	if (have)
+		bpf_map_delete_elem(e->backlog_fd, &key);
+	if (n)
+		pr_info("%zu reset requests taken from the backlog (the ring was full)\n", n);
 }
 
 int enforcer_start(struct enforcer *e, const struct enforce_plan *plan,
 		   const struct bpf_object *dataplane, int sock_hash_fd, int resets_fd,
-		   int gauges_fd, uint64_t max_unread, uint64_t budget)
+		   int backlog_fd, int gauges_fd, uint64_t max_unread, uint64_t budget)
 {
 	int err;
 
 	e->plan = *plan;
+	e->backlog_fd = backlog_fd;
 	e->gauges_fd = gauges_fd;
 	e->max_unread = max_unread;
 	e->budget = budget;
@@ -180,17 +216,25 @@ static int iter_pass(struct enforcer *e)
 	return added;
 }
 
-static void enforce_iter(struct enforcer *e, const struct reset_ask *asks, size_t n)
+/* Requests per round of enforce_iter: with the peers each names, they fit
+ * the doomed map (sockiter.bpf.c, 4096) and one pass's records. */
+#define ITER_CHUNK 1024
+
+static void enforce_iter_chunk(struct enforcer *e, const struct reset_ask *asks, size_t n)
 {
-	int self, pass, added;
+	int self, pass, added, err;
 	size_t i;
 
 	/* the requests' sockets only: each pass names the peers of what it
 	 * ended, and the next ends them.  A peer doomed with its socket
 	 * could be ended first, and its RST close the socket the request
 	 * named before the iterator reaches it: that reset would go uncounted */
-	for (i = 0; i < n; i++)
-		sockiter_doom(&e->it, asks[i].cookie, asks[i].reason, true);
+	for (i = 0; i < n; i++) {
+		err = sockiter_doom(&e->it, asks[i].cookie, asks[i].reason, true);
+		if (err)
+			pr_warn("reset of cookie %llu: the doomed map refused it (%s)\n",
+				(unsigned long long)asks[i].cookie, strerror(-err));
+	}
 	self = netns_save();
 	if (self < 0)
 		goto out;
@@ -206,6 +250,14 @@ static void enforce_iter(struct enforcer *e, const struct reset_ask *asks, size_
 	netns_restore(self);
 out:
 	sockiter_undoom_all(&e->it);
+}
+
+static void enforce_iter(struct enforcer *e, const struct reset_ask *asks, size_t n)
+{
+	size_t off;
+
+	for (off = 0; off < n; off += ITER_CHUNK)
+		enforce_iter_chunk(e, asks + off, n - off < ITER_CHUNK ? n - off : ITER_CHUNK);
 }
 
 /* ---- sock_diag ---- */
@@ -321,11 +373,18 @@ static void enforce(struct enforcer *e, const struct reset_ask *asks, size_t n)
 		enforce_diag(e, asks, n);
 }
 
-void enforcer_on_requests(struct enforcer *e)
+/* The ring first, then what it had no room for. */
+static void take_and_enforce(struct enforcer *e)
 {
 	ring_buffer__consume(e->rb);
+	take_backlog(e);
 	enforce(e, e->pending, e->n_pending);
 	e->n_pending = 0;
+}
+
+void enforcer_on_requests(struct enforcer *e)
+{
+	take_and_enforce(e);
 }
 
 static int by_bytes_desc(const void *a, const void *b)
@@ -347,6 +406,10 @@ void enforcer_tick(struct enforcer *e)
 	uint64_t over;
 	int n, i;
 
+	/* a request the data plane put in the backlog just after the last
+	 * wake-up took it: no wake-up follows, this tick takes it */
+	if (e->rb)
+		take_and_enforce(e);
 	if (!e->rb) /* not started: nothing to measure with */
 		n = 0;
 	else if (e->plan.unread == UNREAD_ITER)

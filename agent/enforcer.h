@@ -77,6 +77,7 @@ struct enforcer {
 	struct sockiter it;      /* loaded for iter/tcp or iter/sockmap */
 	struct syscall_ops so;   /* loaded for sock_diag or watch */
 	struct ring_buffer *rb;  /* reset_requests */
+	int backlog_fd;          /* reset_backlog: what the ring had no room for */
 	int gauges_fd;           /* agent_gauges */
 	uint64_t max_unread;     /* per socket (shown; the data plane enforces it) */
 	uint64_t budget;         /* host-wide */
@@ -94,7 +95,7 @@ struct enforcer {
  * reset requests.  0 or -errno (nothing to end connections with). */
 int enforcer_start(struct enforcer *e, const struct enforce_plan *plan,
 		   const struct bpf_object *dataplane, int sock_hash_fd, int resets_fd,
-		   int gauges_fd, uint64_t max_unread, uint64_t budget);
+		   int backlog_fd, int gauges_fd, uint64_t max_unread, uint64_t budget);
 int enforcer_epoll_fd(const struct enforcer *e);
 /* Requests are ready: take and carry them out. */
 void enforcer_on_requests(struct enforcer *e);

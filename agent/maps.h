@@ -20,6 +20,7 @@
 	X(MAP_GAUGES, agent_gauges)           \
 	X(MAP_LOCAL_ADDRS, local_addrs)       \
 	X(MAP_RESETS, reset_requests)         \
+	X(MAP_RESET_BACKLOG, reset_backlog)   \
 	X(MAP_GUARD_STATE, guard_state)       \
 	X(MAP_GUARD_WAKEUP, guard_wakeup)
 #define OBSERVER_MAPS(X)                      \

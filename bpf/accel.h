@@ -82,6 +82,9 @@ struct accel_stats {
 	__u64 reused;            /* tracked sockets reused (connect AF_UNSPEC) */
 	__u64 claims_lost;       /* passive ends that lost the claim race */
 	__u64 events_dropped;    /* ring buffer transport full: ring gaps */
+	__u64 reset_requests_deferred;   /* reset requests the ring had no room for,
+				  * kept in reset_backlog */
+	__u64 reset_requests_lost;       /* ... and the backlog neither: never ended */
 	__u64 fallbacks[FB__MAX];
 	__u64 skipped[SKIP__MAX];
 	__u64 resets[RS__MAX];   /* counted by the enforcer, per connection */

@@ -43,6 +43,19 @@ struct {
 	__uint(max_entries, 64 * 1024);
 } reset_requests SEC(".maps");
 
+/* The requests reset_requests had no room for (about 2000 fit: a splicing
+ * relay's 2000 connections doomed while the agent was busy): kept by
+ * cookie until the enforcer takes them, right after it empties the ring.
+ * One per tracked socket at most, so sized as sock_hash: a request is
+ * never lost while its socket is tracked. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, ACCEL_MAX_SOCKETS);
+	__type(key, __u64); /* the request's cookie */
+	__type(value, struct reset_request);
+} reset_backlog SEC(".maps");
+
 /* pid_tgid of tasks inside a send with MSG_OOB (the guard's send hooks:
  * the syscall, or tcp_bpf_sendmsg()), and how many there are: sk_msg looks
  * the task up only while the count is not zero. */
@@ -100,12 +113,19 @@ static __always_inline void port_learn_hazard(__u16 port, __u32 bit)
 }
 
 /* Ask the agent to end a connection (both ends).  Wakes it at once: the
- * reader of a spliced or stalled connection is waiting on it. */
+ * reader of a spliced or stalled connection is waiting on it.  A full ring
+ * has woken the agent already (each record before this one forced a
+ * wake-up): the request waits in reset_backlog for that wake-up. */
 static __always_inline void request_reset(__u64 cookie, __u64 peer, __u32 reason, __u16 port)
 {
 	struct reset_request r = { .cookie = cookie, .peer = peer, .reason = reason, .port = port };
 
-	bpf_ringbuf_output(&reset_requests, &r, sizeof(r), BPF_RB_FORCE_WAKEUP);
+	if (!bpf_ringbuf_output(&reset_requests, &r, sizeof(r), BPF_RB_FORCE_WAKEUP))
+		return;
+	if (bpf_map_update_elem(&reset_backlog, &cookie, &r, BPF_ANY))
+		STAT_ADD(reset_requests_lost, 1);
+	else
+		STAT_ADD(reset_requests_deferred, 1);
 }
 
 #endif /* NGX_SOCKMAP_ACCEL_MAPS_H */
