@@ -53,6 +53,8 @@ const struct counter_def counter_table[] = {
 	{ "reset_requests_lost", "ngx_sockmap_reset_requests_lost_total", CT_COUNTER, CU_COUNT,
 	  "resets asked, ring and backlog full (not done)", ONE,
 	  AT(sum.reset_requests_lost) },
+	{ "oob_untracked", "ngx_sockmap_oob_untracked_total", CT_COUNTER, CU_COUNT,
+	  "urgent senders past oob_senders: all sends to TCP", ONE, AT(sum.oob_untracked) },
 	{ "unread.bytes", "ngx_sockmap_unread_bytes", CT_GAUGE, CU_BYTES,
 	  "redirected bytes not read yet, all sockets", ONE, AT(gauges.unread_bytes) },
 	{ "unread.max_bytes", "ngx_sockmap_unread_bytes_max", CT_GAUGE, CU_BYTES,

@@ -992,16 +992,22 @@ static __always_inline __u64 unread_limit(const struct sock_state *st)
 }
 
 /* Is this task inside a send() with MSG_OOB (guard.bpf.c's send hooks)?
- * One array lookup (inlined) per send while nobody sends urgent data. */
-static __always_inline bool sending_oob(void)
+ * One array lookup (inlined) per send while nobody sends urgent data.
+ * OOB_UNKNOWN: a sender found oob_senders full, so any task may be one
+ * (fail closed), until the guard re-arms (guard.c forget_oob_senders). */
+enum oob_send { OOB_NONE, OOB_THIS_TASK, OOB_UNKNOWN };
+
+static __always_inline enum oob_send sending_oob(void)
 {
 	__u32 zero = 0;
 	__u64 *n = bpf_map_lookup_elem(&oob_count, &zero), me;
 
 	if (!n || !*n)
-		return false;
+		return OOB_NONE;
+	if (*n & OOB_UNTRACKED)
+		return OOB_UNKNOWN;
 	me = bpf_get_current_pid_tgid();
-	return bpf_map_lookup_elem(&oob_senders, &me) != NULL;
+	return bpf_map_lookup_elem(&oob_senders, &me) ? OOB_THIS_TASK : OOB_NONE;
 }
 
 SEC("sk_msg")
@@ -1015,6 +1021,7 @@ int msg_redirect(struct sk_msg_md *msg)
 	struct bpf_sock *sk;
 	__u32 size = msg->size;
 	__u32 zero = 0, queued;
+	enum oob_send oob;
 
 	sk = msg->sk;
 	if (!sk)
@@ -1058,8 +1065,13 @@ int msg_redirect(struct sk_msg_md *msg)
 	 * whatever the flags; it hands over to tcp_recvmsg() only when the
 	 * psock is empty, net/ipv4/tcp_bpf.c): seen on 6.12.117.  Nothing
 	 * can be added to that count meanwhile: we are its only sender. */
-	if (sending_oob()) {
-		port_learn_hazard(st->service_port, RS_OOB);
+	oob = sending_oob();
+	if (oob != OOB_NONE) {
+		/* an unknown sender is no evidence about this port (ending
+		 * its connection teaches the port all the same: the
+		 * enforcer learns the port of every reset) */
+		if (oob == OOB_THIS_TASK)
+			port_learn_hazard(st->service_port, RS_OOB);
 		if (slow_reader_fallback && !peer_unread(st))
 			return fall_back(st, FB_HAZARD, size);
 		return doom(st, msg, RS_OOB);

@@ -85,6 +85,8 @@ struct accel_stats {
 	__u64 reset_requests_deferred;   /* reset requests the ring had no room for,
 				  * kept in reset_backlog */
 	__u64 reset_requests_lost;       /* ... and the backlog neither: never ended */
+	__u64 oob_untracked;     /* times oob_senders had no room: every sender
+				  * taken for an urgent one (OOB_UNTRACKED) */
 	__u64 fallbacks[FB__MAX];
 	__u64 skipped[SKIP__MAX];
 	__u64 resets[RS__MAX];   /* counted by the enforcer, per connection */

@@ -72,6 +72,9 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } oob_count SEC(".maps");
+/* In oob_count: a sender found oob_senders full; sticky until the guard
+ * re-arms (agent/guard.c forget_oob_senders), below it the count goes on. */
+#define OOB_UNTRACKED (1ULL << 63)
 
 /* Where the guard's iter/sockmap is refused (the agent sets the data
  * plane's watch_unread): each socket in the SOCKHASH with its psock

@@ -52,6 +52,7 @@
 char LICENSE[] SEC("license") = "GPL";
 
 #define MSG_OOB     1
+#define EEXIST      17
 #define SOL_TCP     6
 #define TCP_ULP     31
 #define S_IFMT      00170000
@@ -163,16 +164,29 @@ static __always_inline void oob_enter(__u64 flags)
 {
 	__u64 me = bpf_get_current_pid_tgid(), *n;
 	__u32 zero = 0, one = 1;
+	long err;
 
 	if (!(flags & MSG_OOB)) {
 		oob_exit();
 		return;
 	}
-	if (bpf_map_update_elem(&oob_senders, &me, &one, BPF_NOEXIST))
-		return;
+	err = bpf_map_update_elem(&oob_senders, &me, &one, BPF_NOEXIST);
+	if (err == -EEXIST)
+		return; /* marked already: a mark whose exit hook never ran */
 	n = bpf_map_lookup_elem(&oob_count, &zero);
-	if (n)
-		__sync_fetch_and_add(n, 1);
+	if (!n)
+		return;
+	if (err) {
+		/* no room (1024 tasks inside urgent sends) or no memory: msg_redirect
+		 * can't tell this task from the others, so it takes every
+		 * sender for an urgent one until the guard re-arms */
+		if (!(*n & OOB_UNTRACKED)) {
+			__sync_fetch_and_or(n, OOB_UNTRACKED);
+			STAT_ADD(oob_untracked, 1);
+		}
+		return;
+	}
+	__sync_fetch_and_add(n, 1);
 }
 
 SEC("tracepoint/syscalls/sys_enter_sendto")

@@ -14,6 +14,8 @@
 # Then a stale mark (a sender's thread marked as inside an urgent send by
 # an exit hook that never ran, planted with bpftool) must not make its
 # next ordinary sends urgent: they are redirected, the mark cleared.
+# Last, oob_senders full (1024 marks planted): the guard fails closed, the
+# reader again sees what TCP gives or a reset, oob_untracked counts it.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/tcpkit.sh"
 PY=$TOP/tests/lib/oob_probe.py
@@ -87,6 +89,51 @@ probe() {
 	done
 }
 
+# check_urgent DIR LABEL R0: the reader of the probe in DIR saw what plain
+# TCP gives, or the connection ended on both sides and resets.oob (R0
+# before the probe) counted it
+check_urgent() {
+	local T=$1 label=$2 r0=$3 stream r1
+	if [ "$(jget $T/reader.json end)" = reset ]; then
+		# the other allowed outcome: ended on both sides, counted
+		case $(jget $T/sender.json sends) in
+		*error:*) ok "$label: the sender saw an error: $(jget $T/sender.json sends)" ;;
+		*) fail "$label: the reader was reset but every send succeeded: $(jget $T/sender.json sends)" ;;
+		esac
+		stream=$(jget $T/reader.json stream)
+		[[ "$(jget $R/reader.json stream)" == "$stream"* ]] ||
+			fail "$label: the reader got '$stream' before the reset, not a prefix of '$(jget $R/reader.json stream)'"
+		ok "$label: what the reader got before the reset is a prefix of the TCP stream"
+		[ "$r0" = missing ] && fail "status --json has no resets.oob"
+		st r1 resets.oob
+		assert_eq $((r1 - r0)) 1 "$label: resets.oob counted the connection"
+	else
+		assert_eq "$(jget $T/reader.json seen)" "$(jget $R/reader.json seen)" \
+			"$label: the reader saw what plain TCP gives (stream, urgent byte, SIOCATMARK)"
+		assert_eq "$(jget $T/sender.json sends)" "$(jget $R/sender.json sends)" \
+			"$label: every send returned what it returns with plain TCP"
+		assert_eq "$(jget $T/reader.json end)" eof "$label: the reader read to EOF"
+	fi
+}
+
+# fill_senders: oob_senders full (1024 tasks inside urgent sends, as
+# anyone can make them with blocked send(MSG_OOB)s), planted with bpftool:
+# entries of task ids that don't exist, the count to match
+fill_senders() {
+	local id
+	for id in $(oob_maps oob_senders); do
+		python3 -c '
+import struct, sys
+for i in range(1024):
+    key = struct.pack("<Q", (0x7ffe0000 + i) << 32 | (0x7ffe0000 + i))
+    print("map update id %s key hex %s value hex 01 00 00 00" % (sys.argv[1], " ".join("%02x" % b for b in key)))' "$id"
+	done >"$TMP/fill.batch"
+	for id in $(oob_maps oob_count); do
+		echo "map update id $id key hex 00 00 00 00 value hex 00 04 00 00 00 00 00 00"
+	done >>"$TMP/fill.batch"
+	bpftool batch file "$TMP/fill.batch" >/dev/null || fail "planting 1024 urgent senders"
+}
+
 probe ref
 R=$TMP/ref
 assert_eq "$(jget $R/reader.json end)" eof "plain TCP: the reader read to EOF"
@@ -106,26 +153,7 @@ for ((h = 0; h < ${#TIERS_TODO[@]}; h++)); do
 	st p1 pairs
 	log "pairs +$((p1 - p0)), resets.oob before: $r0"
 	assert_ge $((p1 - p0)) 1 "the tracked sender and reader paired"
-	if [ "$(jget $T/reader.json end)" = reset ]; then
-		# the other allowed outcome: ended on both sides, counted
-		case $(jget $T/sender.json sends) in
-		*error:*) ok "the sender saw an error: $(jget $T/sender.json sends)" ;;
-		*) fail "the reader was reset but every send succeeded: $(jget $T/sender.json sends)" ;;
-		esac
-		stream=$(jget $T/reader.json stream)
-		[[ "$(jget $R/reader.json stream)" == "$stream"* ]] ||
-			fail "the reader got '$stream' before the reset, not a prefix of '$(jget $R/reader.json stream)'"
-		ok "what the reader got before the reset is a prefix of the TCP stream"
-		[ "$r0" = missing ] && fail "status --json has no resets.oob"
-		st r1 resets.oob
-		assert_eq $((r1 - r0)) 1 "resets.oob counted the connection"
-	else
-		assert_eq "$(jget $T/reader.json seen)" "$(jget $R/reader.json seen)" \
-			"the reader saw what plain TCP gives (stream, urgent byte, SIOCATMARK)"
-		assert_eq "$(jget $T/sender.json sends)" "$(jget $R/sender.json sends)" \
-			"every send returned what it returns with plain TCP"
-		assert_eq "$(jget $T/reader.json end)" eof "the reader read to EOF"
-	fi
+	check_urgent "$T" "$TIER" "$r0"
 
 	# a mark whose exit hook never ran: the thread's next send without
 	# MSG_OOB clears it, and is redirected as any other
@@ -149,6 +177,18 @@ print("".join(x.split(":", 1)[1] for x in json.load(open(sys.argv[1]))["seen"]
 	assert_eq $((f1 - f0))/$((r1 - r0)) 0/0 "stale mark: no send taken for urgent (fallbacks.hazard/resets.oob)"
 	assert_ge $((m1 - m0)) 3 "stale mark: the three sends were redirected"
 	assert_eq "$(oob_count)" 0 "stale mark: cleared (oob_count back to 0)"
+
+	# oob_senders full: the sender's mark finds no room, so msg_redirect
+	# can't tell it from any other task and must take every sender for
+	# an urgent one (before OOB_UNTRACKED its urgent byte was redirected
+	# inline into the reader's stream)
+	st r0 resets.oob
+	st u0 oob_untracked
+	fill_senders
+	probe full-$hooks
+	check_urgent "$TMP/full-$hooks" "oob_senders full ($TIER)" "$r0"
+	st u1 oob_untracked
+	assert_eq $((u1 - u0)) 1 "oob_senders full: oob_untracked counted the sender it had no room for"
 	agent_stop || fail "agent did not exit 0 on SIGTERM"
 	ok "agent ($TIER) exited cleanly"
 done
