@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
+#include <time.h>
+#include <stdlib.h>
 #include "cli.h"
 #include "counters.h"
 #include "dataplane.h"
@@ -78,6 +81,98 @@ const struct command cmd_status = {
 	.parse = status_parse,
 	.opts = &status_opts,
 	.handler = do_status,
+};
+
+/* ---- health ---- */
+
+struct health_opts {
+	unsigned int max_age; /* seconds */
+};
+
+/* The liveness check the DaemonSet's probe runs (an exec probe: it needs no
+ * slot of the metrics server, which any pod can fill).  The agent's loop
+ * writes agent_gauges on every tick (enforcer_tick), so their heartbeat
+ * says whether the loop still turns; a Kubernetes API call blocks it up
+ * to 5 s (k8s.c), far below the default age. */
+static int do_health(void *opts)
+{
+	const struct health_opts *o = opts;
+	struct agent_gauges g = {};
+	struct agent_info info;
+	struct agent_maps m;
+	struct timespec now;
+	char err[256];
+	double age;
+	__u32 zero = 0;
+	int ret;
+
+	if (need_root("health"))
+		return EXIT_RUNTIME;
+	if (state_open(&m, &info, err, sizeof(err))) {
+		printf("unhealthy: %s\n", err);
+		return EXIT_RUNTIME;
+	}
+	ret = m.fd[MAP_GAUGES] < 0 ? -ENOENT :
+	      bpf_map_lookup_elem(m.fd[MAP_GAUGES], &zero, &g) ? -errno : 0;
+	state_close(&m);
+	if (!info.pid) {
+		printf("unhealthy: no agent is running (a pinned data plane only)\n");
+		return EXIT_RUNTIME;
+	}
+	if (ret || !g.heartbeat_ns) {
+		printf("unhealthy: agent pid %d has not ticked yet%s%s\n", info.pid,
+		       ret ? ": " : "", ret ? strerror(-ret) : "");
+		return EXIT_RUNTIME;
+	}
+	clock_gettime(CLOCK_BOOTTIME, &now);
+	age = ((double)now.tv_sec * 1e9 + now.tv_nsec - (double)g.heartbeat_ns) / 1e9;
+	if (age > o->max_age) {
+		printf("unhealthy: agent pid %d last ticked %.0f s ago (over %u s): its loop is stuck\n",
+		       info.pid, age, o->max_age);
+		return EXIT_RUNTIME;
+	}
+	printf("ok: agent pid %d ticked %.1f s ago\n", info.pid, age < 0 ? 0 : age);
+	return 0;
+}
+
+static error_t health_parse(int key, char *arg, struct argp_state *state)
+{
+	struct health_opts *o = state->input;
+	char *end;
+	unsigned long v;
+
+	if (key != 'a')
+		return cli_parse_common(key, arg, state);
+	errno = 0;
+	v = strtoul(arg, &end, 10);
+	if (errno || end == arg || *end || v < 1 || v > 3600)
+		usage_error(state, "--max-age: '%s' is not a number of seconds from 1 to 3600", arg);
+	o->max_age = v;
+	return 0;
+}
+
+static const struct argp_option health_options[] = {
+	{ "max-age", 'a', "SECONDS", 0, "the loop must have ticked this recently (default 30)", 0 },
+	{ 0 },
+};
+
+static struct health_opts health_opts = { .max_age = 30 };
+
+const struct command cmd_health = {
+	.name = "health",
+	.summary = "exit 0 if the running agent's loop is turning (a liveness probe)",
+	.doc = "Exit 0 when an agent is running and its loop ticked within --max-age "
+	       "seconds, 1 otherwise, with one line saying which. It reads the agent's "
+	       "maps, not its metrics server: a probe that works however many clients "
+	       "hold /metrics connections open.\n"
+	       "\n"
+	       "EXAMPLES:\n"
+	       "  ngx-sockmap health\n"
+	       "  ngx-sockmap health --max-age 10   # in a Kubernetes exec livenessProbe",
+	.options = health_options,
+	.parse = health_parse,
+	.opts = &health_opts,
+	.handler = do_health,
 };
 
 /* ---- pause / resume ---- */

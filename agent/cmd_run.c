@@ -495,12 +495,15 @@ static int do_run(void *opts)
 			.token_file = "/var/run/secrets/kubernetes.io/serviceaccount/token",
 			.ca_file = "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt",
 		};
+		/* an API server that is down now (a control plane upgrade)
+		 * must not crash-loop the agent: start with the other
+		 * targets, and the loop's k8s_sync attaches the pods once
+		 * it answers */
 		i = k8s_targets(&rt->k8s, rt->mnt, targets + n, MAX_TARGETS - n, err, sizeof(err));
-		if (i < 0) {
-			pr_warn("%s\n", err);
-			return EXIT_RUNTIME;
-		}
-		n += i;
+		if (i < 0)
+			pr_warn("%s: starting without pods, asking again every few seconds\n", err);
+		else
+			n += i;
 	}
 	if (dataplane_probe_kernel(err, sizeof(err))) {
 		pr_warn("%s\n", err);

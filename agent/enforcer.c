@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -387,6 +388,14 @@ void enforcer_on_requests(struct enforcer *e)
 	take_and_enforce(e);
 }
 
+static __u64 boottime_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_BOOTTIME, &t);
+	return (__u64)t.tv_sec * 1000000000ULL + t.tv_nsec;
+}
+
 static int by_bytes_desc(const void *a, const void *b)
 {
 	const struct unread_record *x = a, *y = b;
@@ -398,7 +407,8 @@ void enforcer_tick(struct enforcer *e)
 {
 	struct agent_gauges g = { .unread_limit = e->max_unread, .unread_budget = e->budget,
 				  .local_addrs = e->local_addrs, .guards_armed = e->guards_armed,
-				  .netns_unresolved = e->netns_unresolved };
+				  .netns_unresolved = e->netns_unresolved,
+				  .heartbeat_ns = boottime_ns() };
 	static struct unread_record top[UNREAD_SCAN_MAX];
 	static struct reset_ask asks[UNREAD_SCAN_MAX];
 	__u64 total = 0, largest = 0;

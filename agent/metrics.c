@@ -246,6 +246,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	return respond(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", body, len);
 }
 
+#define METRICS_SLOTS      64
+#define METRICS_PER_CLIENT 8
+
 int metrics_start(struct metrics_server *m, const struct sockaddr *addr, socklen_t len,
 		  const struct metrics_src *src, char *err, size_t errlen)
 {
@@ -256,9 +259,16 @@ int metrics_start(struct metrics_server *m, const struct sockaddr *addr, socklen
 	m->src = src;
 	if (addr->sa_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
+	/* 64 slots, METRICS_PER_CLIENT of them for any one address: a client
+	 * that holds connections open (idle, or sending slowly) fills only
+	 * its share, and each is dropped after 10 s without progress.
+	 * Liveness doesn't ride on these slots: `ngx-sockmap health` reads the
+	 * agent's heartbeat from its maps (the manifests' exec probe). */
 	m->daemon = MHD_start_daemon(flags, 0, NULL, NULL, handle, m, MHD_OPTION_SOCK_ADDR, addr,
 				     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)10,
-				     MHD_OPTION_CONNECTION_LIMIT, (unsigned int)64, MHD_OPTION_END);
+				     MHD_OPTION_CONNECTION_LIMIT, (unsigned int)METRICS_SLOTS,
+				     MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+				     (unsigned int)METRICS_PER_CLIENT, MHD_OPTION_END);
 	if (!m->daemon) {
 		snprintf(err, errlen, "--metrics: cannot listen (%s)",
 			 errno == EADDRINUSE ? "address already in use" : strerror(errno));

@@ -329,6 +329,8 @@ struct agent_gauges {
 	__u64 guards_armed;     /* 1: the guard's tracepoints are attached */
 	__u64 netns_unresolved; /* attached cgroups whose processes' network
 				 * namespace the agent may not open */
+	__u64 heartbeat_ns;     /* CLOCK_BOOTTIME of the agent loop's last
+				 * tick: `ngx-sockmap health` checks its age */
 };
 
 #define ACCEL_MAX_SOCKETS 131072

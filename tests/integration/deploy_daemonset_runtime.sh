@@ -9,8 +9,9 @@
 # command and arguments, and the private cgroup namespace containerd gives
 # such a container on a cgroup v2 node -- every flag derived from the
 # rendered YAML (tests/lib/k8s_container.py), none typed here.  With it,
-# attached to a real proxy nginx and upstream on this host: the liveness
-# probe's path answers on the probe's port, sends on both hops are
+# attached to a real proxy nginx and upstream on this host: the readiness
+# probe's path answers on the probe's port, the liveness probe's command
+# succeeds in the container, sends on both hops are
 # redirected under wrk, the start-up self-test ran, and when the container
 # is stopped (SIGTERM, as the kubelet does) it exits 0 and nothing is left
 # attached.  A second upstream is pod-like: its own network namespace
@@ -31,8 +32,10 @@ command -v wrk >/dev/null || skip "wrk missing (make deps)"
 deploy_render base "$TMP/base.yaml"
 WL=DaemonSet/ngx-sockmap
 k8s() { python3 "$K8S_CONTAINER" "$TMP/base.yaml" "$WL" agent "$@"; }
-probe_path=$(k8s get probe-path) || fail "no liveness probe path"
-probe_port=$(k8s get probe-port) || fail "no liveness probe port"
+probe_path=$(k8s get probe-path) || fail "no readiness probe path"
+probe_port=$(k8s get probe-port) || fail "no readiness probe port"
+mapfile -t liveness < <(k8s get liveness-command)
+[ ${#liveness[@]} -gt 0 ] || fail "no liveness probe command"
 log "docker run equivalent of $WL/agent (the --k8s-selector pair replaced):"
 log "  docker run $(k8s docker-args --image "$IMAGE" --drop-opt=--k8s-selector --add-arg=--cgroup --add-arg=CGROUP | tr '\n' ' ')"
 
@@ -78,7 +81,9 @@ for i in $(seq 1 150); do
 	kill -0 "$POD_PID" 2>/dev/null || fail "agent container exited: $(pod_logs agent | tail -n 5)"
 	sleep 0.2
 done
-assert_eq "$code" 200 "liveness/readiness probe GET $probe_path on port $probe_port"
+assert_eq "$code" 200 "readiness probe GET $probe_path on port $probe_port"
+out=$(pod_exec agent "${liveness[@]}" 2>&1) || fail "liveness probe '${liveness[*]}' in the container: $out"
+ok "liveness probe '${liveness[*]}' in the container's security context: $out"
 for i in $(seq 1 150); do
 	[ "$(metric ngx_sockmap_cgroups)" = 4 ] && break
 	sleep 0.2

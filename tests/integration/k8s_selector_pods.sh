@@ -8,6 +8,8 @@
 # asked for), and the pods' cgroups are made as a kubelet would name them:
 #   systemd:  kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod<uid_>.slice
 #   cgroupfs: kubepods/burstable/pod<uid>
+# The API server is down when the agent starts: it starts without pods and
+# attaches them once the API answers.
 # An nginx runs in the first pod, a client in the second: their connection
 # must be paired and redirected.  A pending pod and a pod of another node
 # are in the answer too and must be left alone.
@@ -53,22 +55,30 @@ pod() { # pod UID NAME NODE PHASE
 	printf '{"metadata":{"uid":"%s","name":"%s","namespace":"web"},"spec":{"nodeName":"%s"},"status":{"phase":"%s"}}' "$@"
 }
 echo "[$(pod $U1 nginx-0 node-a Running),$(pod $U2 client-0 node-a Running),$(pod $U3 nginx-1 node-a Pending),$(pod 99999999-0000-0000-0000-000000000000 nginx-2 node-b Running)]" >"$TMP/pods.json"
-python3 "$TMP/api.py" $API "$TMP/pods.json" "$TMP/api.log" &
-api_pid=$!
-on_exit "kill $api_pid 2>/dev/null"
-wait_port 127.0.0.1 $API
 
 up=$(nginx_start up upstream.conf "$P1" LISTEN=127.0.0.1:$PORT SENDFILE=off)
 wait_port 127.0.0.1 $PORT
 head -c 20000 /dev/zero >"$up/html/20k.bin"
 
+# the API server is down when the agent starts (a control plane upgrade):
+# the agent starts all the same, with no pod, instead of exiting (a
+# crash loop under a DaemonSet), and attaches them once the API answers
 agent_start --k8s-selector app.kubernetes.io/name=nginx --k8s-node node-a \
 	--k8s-api http://127.0.0.1:$API
+paths() { "$AGENT" status --json | python3 -c 'import json,sys; print(" ".join(sorted(c["path"] for c in json.load(sys.stdin)["cgroups"])))'; }
+assert_eq "$(paths)" "" "started with the API server down: no pod attached yet"
+grep -q "starting without pods" "$TMP/agent.err" || fail "the log does not say it started without pods: $(cat "$TMP/agent.err")"
+ok "the log says it started without pods"
+python3 "$TMP/api.py" $API "$TMP/pods.json" "$TMP/api.log" &
+api_pid=$!
+on_exit "kill $api_pid 2>/dev/null"
+wait_port 127.0.0.1 $API
+want="$(printf '%s\n' "$P1" "$P2" | sort | tr '\n' ' ' | sed 's/ $//')"
+for _ in $(seq 1 50); do [ "$(paths)" = "$want" ] && break; sleep 0.2; done
 grep -q "fieldSelector=spec.nodeName%3Dnode-a" "$TMP/api.log" ||
 	fail "the agent did not ask for its node's pods: $(cat "$TMP/api.log")"
 ok "asked the API for the selected pods of node-a"
-paths() { "$AGENT" status --json | python3 -c 'import json,sys; print(" ".join(sorted(c["path"] for c in json.load(sys.stdin)["cgroups"])))'; }
-assert_eq "$(paths)" "$(printf '%s\n' "$P1" "$P2" | sort | tr '\n' ' ' | sed 's/ $//')" \
+assert_eq "$(paths)" "$want" \
 	"attached to the two running pods' cgroups (systemd and cgroupfs layouts), not the pending one"
 "$AGENT" status --json | grep -q '"reason":"k8s pod web/nginx-0"' || fail "status does not name the pod"
 ok "status names the pods"

@@ -141,6 +141,17 @@ pod_logs() { # pod_logs NAME
 		docker logs "nsm$$-$1" 2>&1
 	fi
 }
+# pod_exec NAME CMD...: run CMD in the container, as a kubelet's exec
+# probe does (the container's own user and capabilities)
+pod_exec() {
+	local name=$1
+	shift
+	if [ "${POD_RT[$name]}" = runc ]; then
+		runc exec "nsm$$-$name" "$@"
+	else
+		docker exec "nsm$$-$name" "$@"
+	fi
+}
 pod_remove() {
 	if [ "${POD_RT[$1]:-runc}" = runc ]; then
 		runc kill "nsm$$-$1" KILL 2>/dev/null

@@ -13,7 +13,7 @@ DaemonSet's, the sidecar's):
   RuntimeDefault; hostPID where the agent follows peers (DaemonSet) and
   not in the sidecar's pod; the host's /sys/fs/cgroup (read-write) and
   /sys/fs/bpf mounted from hostPath Directory volumes, /run writable;
-  probes on /healthz (startup, readiness, liveness) at the metrics port;
+  readiness on /healthz at the metrics port, liveness `ngx-sockmap health`;
   requests and limits of cpu and memory; the metrics address on all
   interfaces at the annotated port.  Per overlay: the DaemonSet's
   annotations, NODE_NAME, service account, ClusterRole (get/list/watch
@@ -85,11 +85,14 @@ def agent_container(pod, c, where, follows):
     check(addr.startswith("0.0.0.0:"), "%s: metrics on all interfaces (%s)" % (where, addr))
     mport = int(addr.split(":")[1])
     check(mport in ports.values(), "%s: metrics port %d declared" % (where, mport))
-    for probe in ("readinessProbe", "livenessProbe"):
-        g = c.get(probe, {}).get("httpGet", {})
-        port = ports.get(g.get("port"), g.get("port"))
-        check(g.get("path") == "/healthz" and port == mport,
-              "%s: %s GET /healthz on the metrics port" % (where, probe))
+    g = c.get("readinessProbe", {}).get("httpGet", {})
+    port = ports.get(g.get("port"), g.get("port"))
+    check(g.get("path") == "/healthz" and port == mport,
+          "%s: readinessProbe GET /healthz on the metrics port" % where)
+    # liveness must not ride on the metrics server's slots, which any pod
+    # can hold (health_probe.sh)
+    check(c.get("livenessProbe", {}).get("exec", {}).get("command") == ["ngx-sockmap", "health"],
+          "%s: livenessProbe runs ngx-sockmap health" % where)
     check("startupProbe" in c, "%s: startupProbe (the self-test takes seconds)" % where)
     res = c.get("resources", {})
     for k in ("requests", "limits"):

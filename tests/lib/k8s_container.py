@@ -16,8 +16,9 @@ MODE:
                 for containers that are not privileged on cgroup v2 hosts),
                 hostPath volumes as recursive binds over the runtime's own
                 mounts, emptyDir as tmpfs, the resource limits.
-  get WHAT      one value: probe-path, probe-port (the liveness probe's,
-                the port resolved by name), memory-limit (bytes), image.
+  get WHAT      one value: probe-path, probe-port (the readiness probe's,
+                the port resolved by name), liveness-command (one word a
+                line), memory-limit (bytes), image.
 
 Options:
   --image IMAGE        run IMAGE instead of the one in the workload
@@ -268,8 +269,10 @@ def main():
             die("oci needs the runc spec template")
         json.dump(oci(spec, c, o, o.what), sys.stdout, indent=1)
     else:
-        probe = c.get("livenessProbe", {}).get("httpGet", {})
-        if o.what == "probe-path":
+        probe = c.get("readinessProbe", {}).get("httpGet", {})
+        if o.what == "liveness-command":
+            print("\n".join(c["livenessProbe"]["exec"]["command"]))
+        elif o.what == "probe-path":
             print(probe["path"])
         elif o.what == "probe-port":
             port = probe["port"]
