@@ -55,6 +55,9 @@ int dataplane_probe_kernel(char *err, size_t errlen);
 /* Open, configure and load.  With pin, maps are pinned under PIN_DIR, and
  * maps already pinned there are reused (a restart keeps the state). */
 int dataplane_load(struct dataplane *dp, const struct dataplane_params *p);
+/* Top up the nonce pool new active ends draw from (nonce_pool.h): at load
+ * and on every tick.  How many were added, or -errno. */
+int dataplane_refill_nonces(struct dataplane *dp);
 /* Before anything is loaded: can we attach to this cgroup (not attached
  * by another agent; our own pins count as ours with adopt_pins)?  0, or
  * -EBUSY with one line in err. */

@@ -7,7 +7,7 @@ set -eu
 [ "$(id -u)" = 0 ] || { echo "make deps installs packages: run it as root (sudo make deps)" >&2; exit 1; }
 
 PKGS="clang-19 llvm-19 libelf-dev zlib1g-dev libjson-c-dev libmicrohttpd-dev libcurl4-openssl-dev pkg-config make gcc
-      nginx wrk curl iproute2 python3 procps util-linux kmod prometheus"
+      nginx wrk curl iproute2 python3 procps util-linux kmod prometheus tcpdump"
 BACKPORTS_PKGS="libbpf-dev bpftool linux-libc-dev"
 # The compose setup (docker-compose.yml, make compose-bench, its test):
 # Debian's Docker engine and docker-compose 1.29 unless an engine / compose
