@@ -4,6 +4,7 @@
  * self-test -> load -> attach -> serve (runtime.c) until SIGINT/SIGTERM ->
  * tear down.  One exit path.
  */
+#define _GNU_SOURCE /* prlimit */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <signal.h>
@@ -11,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/resource.h>
+#include <sys/sysinfo.h>
 #include "cli.h"
 #include "log.h"
 #include "options.h"
@@ -25,7 +28,7 @@ enum {
 	OPT_PID_FILE = 1000, OPT_PORTS, OPT_PIN, OPT_NO_FOLLOW, OPT_SHORT_CONN, OPT_XDP,
 	OPT_XDP_SAMPLE, OPT_METRICS, OPT_MAX_UNREAD, OPT_UNREAD_BUDGET, OPT_FORCE,
 	OPT_ALLOW_ROOT, OPT_ANY_PROCESS, OPT_K8S_SELECTOR, OPT_K8S_NODE, OPT_K8S_API,
-	OPT_GUARD_IDLE, OPT_GUARD_HOOKS, OPT_RESETS, OPT_UNREAD_SCAN,
+	OPT_GUARD_IDLE, OPT_GUARD_HOOKS, OPT_RESETS, OPT_UNREAD_SCAN, OPT_MAX_SOCKETS,
 };
 
 static const struct argp_option run_options[] = {
@@ -72,6 +75,11 @@ static const struct argp_option run_options[] = {
 	{ "unread-budget", OPT_UNREAD_BUDGET, "SIZE", 0,
 	  "host-wide bound on unread redirected bytes: past it the largest are ended "
 	  "(default: half of tcp_mem's pressure threshold)", 0 },
+	{ "max-sockets", OPT_MAX_SOCKETS, "N", 0,
+	  "how many sockets can be accelerated at once (two per local connection); past it "
+	  "new connections use plain TCP, counted in fallbacks{no_room}. Default: from the "
+	  "host, the least of 1/16 of RAM at 4 KiB a socket, fs.file-max and twice the "
+	  "open-file limits of the targets' nginx processes (at least 16384)", 0 },
 	{ "guard-hooks", OPT_GUARD_HOOKS, "HOOKS", 0,
 	  "how the guard sees splice(2) readers and MSG_OOB sends: 'fentry' (on the two "
 	  "kernel functions only tracked sockets reach; needs BPF trampolines), "
@@ -197,6 +205,11 @@ static error_t run_parse(int key, char *arg, struct argp_state *state)
 			usage_error(state, "%s: '%s' is not a size of 64K or more, e.g. 64M, 512K",
 				    key == OPT_MAX_UNREAD ? "--max-unread" : "--unread-budget", arg);
 		break;
+	case OPT_MAX_SOCKETS:
+		if (parse_max_sockets(arg, &o->max_sockets))
+			usage_error(state, "--max-sockets: '%s' is not a number of sockets (%u-%u)", arg,
+				    MAX_SOCKETS_MIN, MAX_SOCKETS_LIMIT);
+		break;
 	case OPT_XDP_SAMPLE:
 		v = parse_sample_every(arg);
 		if (v < 0)
@@ -246,6 +259,62 @@ static error_t run_parse(int key, char *arg, struct argp_state *state)
 }
 
 /* ---- set-up steps ---- */
+
+/* Sum of the open-file limits of the nginx processes in the targets'
+ * cgroups (0: none found): each connection nginx holds is one of them, so
+ * it bounds worker_connections (nginx warns past it). */
+static uint64_t nginx_files(const struct cg_target *t, int n)
+{
+	char path[PATH_MAX + 32], comm[32];
+	uint64_t sum = 0;
+	struct rlimit rl;
+	FILE *f, *c;
+	int i, pid;
+
+	for (i = 0; i < n; i++) {
+		if (snprintf(path, sizeof(path), "%s/cgroup.procs", t[i].path) >= (int)sizeof(path))
+			continue;
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		while (fscanf(f, "%d", &pid) == 1) {
+			snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+			c = fopen(path, "re");
+			if (!c)
+				continue;
+			if (fgets(comm, sizeof(comm), c) && !strcmp(comm, "nginx\n") &&
+			    !prlimit(pid, RLIMIT_NOFILE, NULL, &rl) && rl.rlim_cur != RLIM_INFINITY)
+				sum += rl.rlim_cur;
+			fclose(c);
+		}
+		fclose(f);
+	}
+	return sum;
+}
+
+/* The default --max-sockets on this host (options.c says how). */
+static uint32_t host_max_sockets(const struct cg_target *t, int n)
+{
+	struct host_limits h = {};
+	unsigned long long fm = 0;
+	struct sysinfo si;
+	uint32_t v;
+	FILE *f;
+
+	if (!sysinfo(&si))
+		h.mem_bytes = (uint64_t)si.totalram * si.mem_unit;
+	f = fopen("/proc/sys/fs/file-max", "re");
+	if (f && fscanf(f, "%llu", &fm) == 1)
+		h.file_max = fm;
+	if (f)
+		fclose(f);
+	h.nginx_files = nginx_files(t, n);
+	v = max_sockets_default(&h);
+	pr_info("--max-sockets %u (from the host: %llu MiB of RAM, fs.file-max %llu, nginx open "
+		"files %llu)\n", v, (unsigned long long)(h.mem_bytes >> 20),
+		(unsigned long long)h.file_max, (unsigned long long)h.nginx_files);
+	return v;
+}
 
 static void format_addr(const struct sockaddr_storage *ss, char *buf, size_t len)
 {
@@ -505,6 +574,8 @@ static int do_run(void *opts)
 		else
 			n += i;
 	}
+	params.max_sockets = o->max_sockets ?: host_max_sockets(targets, n);
+	params.max_sockets_given = o->max_sockets;
 	if (dataplane_probe_kernel(err, sizeof(err))) {
 		pr_warn("%s\n", err);
 		return EXIT_RUNTIME;

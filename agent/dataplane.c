@@ -70,6 +70,15 @@ static int ensure_bpffs(void)
 	return 0;
 }
 
+static __u64 roundup_pow2(__u64 v)
+{
+	__u64 p = 1;
+
+	while (p < v)
+		p <<= 1;
+	return p;
+}
+
 /* Which maps a --pin run pins: its state, not the per-run event ring
  * (accel.bpf.c, conn_arena: libbpf would also copy the object's arena
  * globals over a reused live arena) nor the load-time constants. */
@@ -152,6 +161,60 @@ static int pin_maps(struct dataplane *dp)
 	return 0;
 }
 
+/* max_entries of the sock_hash pinned in PIN_DIR: 0 and *n, or -errno. */
+static int pinned_max_sockets(__u32 *n)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	char path[PATH_MAX];
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", PIN_DIR, agent_map_names[MAP_SOCK_HASH]);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return -errno;
+	if (bpf_map_get_info_by_fd(fd, &info, &len))
+		err = -errno;
+	close(fd);
+	*n = info.max_entries;
+	return err;
+}
+
+/*
+ * Size the maps that hold one entry per tracked socket.  Past their size a
+ * new connection stays on TCP (fallbacks{no_room}), never an error to the
+ * application.  A pinned data plane keeps its size: libbpf reuses a pinned
+ * map only with the same max_entries (bpf_object__reuse_map), and a map
+ * with live sockets in it can't be recreated without dropping their
+ * psocks (and their unread bytes).
+ */
+static int size_maps(struct dataplane *dp, const struct dataplane_params *p, bool adopting)
+{
+	__u32 n = p->max_sockets, pinned = 0;
+
+	if (!n) {
+		dp->max_sockets = bpf_map__max_entries(dp->skel->maps.sock_hash);
+		return 0;
+	}
+	if (adopting && !pinned_max_sockets(&pinned) && pinned != n) {
+		if (p->max_sockets_given) {
+			pr_warn("the data plane pinned in %s holds %u sockets, --max-sockets asks for %u: "
+				"its maps can't be resized with sockets in them; run with --max-sockets %u, "
+				"or 'ngx-sockmap detach' (live pairs keep working) and run again\n",
+				PIN_DIR, pinned, n, pinned);
+			return -EEXIST;
+		}
+		pr_info("adopting the pinned data plane at its size, %u sockets (this host's default "
+			"is %u; 'ngx-sockmap detach' and run again to change it)\n", pinned, n);
+		n = pinned;
+	}
+	bpf_map__set_max_entries(dp->skel->maps.sock_hash, n);
+	bpf_map__set_max_entries(dp->skel->maps.endpoints, n);
+	bpf_map__set_max_entries(dp->skel->maps.unread_watch, n);
+	dp->max_sockets = n;
+	return 0;
+}
+
 int dataplane_load(struct dataplane *dp, const struct dataplane_params *p)
 {
 	bool adopting;
@@ -182,9 +245,22 @@ int dataplane_load(struct dataplane *dp, const struct dataplane_params *p)
 	if (!dp->events_in_arena)
 		bpf_map__set_autocreate(dp->skel->maps.conn_arena, false);
 	adopting = p->pin && pin_dir_has_entries();
+	if ((err = size_maps(dp, p, adopting)))
+		return err;
 	if (p->pin && (err = pin_maps(dp)))
 		return err;
 	err = accel_bpf__load(dp->skel);
+	if (err == -ENOMEM || err == -E2BIG) {
+		/* the hash maps allocate their buckets at creation, 16 bytes
+		 * each, rounded up to a power of two (net/core/sock_map.c
+		 * sock_hash_alloc, kernel/bpf/hashtab.c), charged to the
+		 * agent's memory cgroup */
+		pr_warn("the data plane's maps for %u sockets could not be allocated (%s; about %u MiB "
+			"of hash buckets up front): lower --max-sockets, or give the agent more memory\n",
+			dp->max_sockets, strerror(-err),
+			(unsigned)(3ULL * 16 * roundup_pow2(dp->max_sockets) >> 20));
+		return err;
+	}
 	if (err == -EINVAL && adopting) {
 		/* libbpf reuses a pinned map only with the same type, sizes and
 		 * flags (bpf_object__reuse_map): a pin of an older build whose

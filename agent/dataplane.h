@@ -33,6 +33,10 @@ struct dataplane_params {
 	bool splice_guard;            /* end connections whose reader splices */
 	int guard_hooks;              /* enum guard_hooks: what to try */
 	bool pin;                     /* pin maps and links under PIN_DIR */
+	uint32_t max_sockets;         /* size of sock_hash, endpoints, unread_watch;
+				       * 0: the compiled ACCEL_MAX_SOCKETS */
+	bool max_sockets_given;       /* by the user: a pinned data plane of
+				       * another size is refused, not adopted */
 	bool selftest_knobs;          /* the self-test's private copy only */
 	unsigned int test_claim_delay; /* tests only: widen the claim race */
 };
@@ -47,13 +51,16 @@ struct dataplane {
 	bool msg_attached;
 	bool pinned;
 	bool events_in_arena;         /* else the conn_events ring buffer */
+	uint32_t max_sockets;         /* what sock_hash holds (after load) */
 };
 
 /* Probe the kernel for what the data plane needs.  0, or -EOPNOTSUPP /
  * -EPERM with one line naming what is missing. */
 int dataplane_probe_kernel(char *err, size_t errlen);
 /* Open, configure and load.  With pin, maps are pinned under PIN_DIR, and
- * maps already pinned there are reused (a restart keeps the state). */
+ * maps already pinned there are reused (a restart keeps the state); a
+ * pinned sock_hash of another size than p->max_sockets is adopted at its
+ * size, or refused when the size was given (maps can't be resized). */
 int dataplane_load(struct dataplane *dp, const struct dataplane_params *p);
 /* Top up the nonce pool new active ends draw from (nonce_pool.h): at load
  * and on every tick.  How many were added, or -errno. */

@@ -187,3 +187,40 @@ int parse_word(const char *s, const char *const *words, int n)
 			return i;
 	return -1;
 }
+
+int parse_max_sockets(const char *s, uint32_t *n)
+{
+	unsigned long long v;
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v < MAX_SOCKETS_MIN || v > MAX_SOCKETS_LIMIT)
+		return -1;
+	*n = (uint32_t)v;
+	return 0;
+}
+
+/* a at most b, where b is known (not 0) */
+static uint64_t bound(uint64_t a, bool known, uint64_t b)
+{
+	return known && b < a ? b : a;
+}
+
+uint32_t max_sockets_default(const struct host_limits *h)
+{
+	uint64_t n = MAX_SOCKETS_LIMIT, p = 1;
+
+	if (!h->mem_bytes && !h->file_max && !h->nginx_files)
+		return MAX_SOCKETS_FLOOR; /* nothing known: not the largest */
+	n = bound(n, h->mem_bytes, h->mem_bytes / 16 / SOCKET_COST_BYTES);
+	n = bound(n, h->file_max, h->file_max);
+	n = bound(n, h->nginx_files, h->nginx_files * 2);
+	while (p < n)
+		p <<= 1;
+	if (p < MAX_SOCKETS_FLOOR)
+		p = MAX_SOCKETS_FLOOR;
+	return p > MAX_SOCKETS_LIMIT ? MAX_SOCKETS_LIMIT : (uint32_t)p;
+}

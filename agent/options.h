@@ -35,6 +35,7 @@ struct run_opts {
 	unsigned int xdp_sample;      /* 1 frame in N into the event ring; 0: none */
 	uint64_t max_unread;          /* per reader, bytes (--max-unread) */
 	uint64_t unread_budget;       /* host-wide, bytes; 0: from tcp_mem */
+	uint32_t max_sockets;         /* SOCKHASH size (--max-sockets); 0: from the host */
 	unsigned int guard_idle;      /* s of no tracked socket before the guard idles; 0: never */
 	int guard_hooks;              /* enum guard_hooks (guard.h) */
 	int resets;                   /* enum reset_mech (enforcer.h) */
@@ -63,6 +64,37 @@ long parse_sample_every(const char *s);
 /* "64M", "512K", "1G", "1048576" -> bytes (binary units).  Returns 0, or
  * -1 for anything else (or more than 1 TiB). */
 int parse_size(const char *s, uint64_t *bytes);
+/* --max-sockets: how many sockets the SOCKHASH (and the maps sized with
+ * it) can hold.  At least 2 (one pair); at most MAX_SOCKETS_LIMIT, whose
+ * hash buckets alone take 256 MiB per map (16 bytes a bucket,
+ * net/core/sock_map.c sock_hash_alloc). */
+#define MAX_SOCKETS_MIN   2
+#define MAX_SOCKETS_LIMIT (1U << 24)
+/* Decimal count in that range: 0 and the count in *n, or -1. */
+int parse_max_sockets(const char *s, uint32_t *n);
+
+/* What the default --max-sockets is derived from (read by cmd_run.c). */
+struct host_limits {
+	uint64_t mem_bytes;   /* RAM (sysinfo totalram); 0: unknown */
+	uint64_t file_max;    /* fs.file-max: open files host-wide; 0: unknown */
+	uint64_t nginx_files; /* the open-file limits (RLIMIT_NOFILE) of the
+			       * targets' nginx processes, summed; 0: unknown */
+};
+/* The kernel memory one tracked socket may cost, for the memory bound:
+ * the issue's target (docs/bench/scale measures it). */
+#define SOCKET_COST_BYTES 4096
+/* The default when nothing bounds it lower, and the floor. */
+#define MAX_SOCKETS_FLOOR (1U << 14)
+/*
+ * Default --max-sockets: the least of (a) 1/16 of RAM at SOCKET_COST_BYTES
+ * a socket, (b) fs.file-max (each socket is an open file), (c) twice
+ * nginx's open files (each nginx socket, and its local peer's), rounded
+ * up to a power of two (the SOCKHASH rounds its buckets so anyway) and
+ * kept within [MAX_SOCKETS_FLOOR, MAX_SOCKETS_LIMIT].  Unknown bounds are
+ * left out.  Pure, for the unit tests.
+ */
+uint32_t max_sockets_default(const struct host_limits *h);
+
 /* One of n words (an option's choices): its index, or -1. */
 int parse_word(const char *s, const char *const *words, int n);
 /* Decimal pid > 0 that fits pid_t. Returns the pid or -1. */

@@ -172,6 +172,48 @@ static void test_sizes(void)
 	CHECK(parse_size("M", &v), "no number refused");
 }
 
+static void test_max_sockets(void)
+{
+	uint32_t n = 0;
+
+	CHECK(!parse_max_sockets("131072", &n) && n == 131072, "131072: %u", n);
+	CHECK(!parse_max_sockets("2", &n) && n == 2, "2: one pair, the least");
+	CHECK(!parse_max_sockets("16777216", &n) && n == MAX_SOCKETS_LIMIT, "the limit itself");
+	CHECK(parse_max_sockets("16777217", &n), "past the limit refused");
+	CHECK(parse_max_sockets("1", &n) && parse_max_sockets("0", &n), "0 and 1 refused");
+	CHECK(parse_max_sockets("-5", &n) && parse_max_sockets("", &n), "negative, empty refused");
+	CHECK(parse_max_sockets("64k", &n) && parse_max_sockets("1e6", &n), "junk refused");
+	CHECK(parse_max_sockets("99999999999999999999999", &n), "overflow refused");
+}
+
+/* The default --max-sockets: the least of what the host bounds, a power of
+ * two, never below the floor nor past the limit. */
+static void test_max_sockets_default(void)
+{
+	struct host_limits h = {};
+	const uint64_t gib = 1ULL << 30;
+
+	CHECK(max_sockets_default(&h) == MAX_SOCKETS_FLOOR, "nothing known: the floor");
+	h.mem_bytes = 24 * gib; /* 24 GiB / 16 / 4 KiB = 393216 -> 524288 */
+	CHECK(max_sockets_default(&h) == 524288, "memory alone: %u", max_sockets_default(&h));
+	h.file_max = 100000;
+	CHECK(max_sockets_default(&h) == 131072, "file-max bounds it: %u", max_sockets_default(&h));
+	h.nginx_files = 3 * 20000; /* master + 2 workers at 20000: 120000 sockets */
+	CHECK(max_sockets_default(&h) == 131072, "nginx: twice its files, rounded up: %u",
+	      max_sockets_default(&h));
+	h.nginx_files = 3 * 1024;
+	CHECK(max_sockets_default(&h) == MAX_SOCKETS_FLOOR, "a small nginx: the floor: %u",
+	      max_sockets_default(&h));
+	h = (struct host_limits){ .mem_bytes = 512ULL << 20 };
+	CHECK(max_sockets_default(&h) == MAX_SOCKETS_FLOOR, "512 MiB of RAM: the floor: %u",
+	      max_sockets_default(&h));
+	h = (struct host_limits){ .mem_bytes = 1ULL << 50, .file_max = 1ULL << 40 };
+	CHECK(max_sockets_default(&h) == MAX_SOCKETS_LIMIT, "a huge host: the limit: %u",
+	      max_sockets_default(&h));
+	h = (struct host_limits){ .mem_bytes = 1024 };
+	CHECK(max_sockets_default(&h) == MAX_SOCKETS_FLOOR, "absurdly little RAM: the floor");
+}
+
 /* run's target policy: not the root cgroup, not a process that is not
  * nginx, unless the user says so. */
 static void test_target_policy(void)
@@ -208,6 +250,8 @@ static void test_target_policy(void)
 int main(void)
 {
 	test_sizes();
+	test_max_sockets();
+	test_max_sockets_default();
 	test_nested_targets();
 	test_ports_repeated();
 	test_target_policy();
