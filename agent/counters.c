@@ -18,6 +18,12 @@ static const char *const map_names[CM__MAX] = {
 const struct counter_def counter_table[] = {
 	{ "sockets", "ngx_sockmap_sockets", CT_GAUGE, CU_COUNT,
 	  "TCP sockets tracked now", ONE, AT(sockets_now) },
+	/* Past sockets_max new connections stay on TCP (fallbacks{no_room});
+	 * the alert NgxSockmapMapFilling fires on their ratio before that. */
+	{ "sockets_max", "ngx_sockmap_sockets_max", CT_GAUGE, CU_COUNT,
+	  "sockets it can hold (--max-sockets)", ONE, AT(sockets_max) },
+	{ "sockets_fill", NULL, CT_GAUGE, CU_PERCENT,
+	  "sockets of sockets_max (full: TCP, no_room)", ONE, AT(sockets_fill) },
 	{ "sockets_total", "ngx_sockmap_sockets_tracked_total", CT_COUNTER, CU_COUNT,
 	  "TCP sockets tracked since start", ONE, AT(sum.sockets_added) },
 	{ "pairs", "ngx_sockmap_pairs_total", CT_COUNTER, CU_COUNT,
@@ -84,6 +90,18 @@ static __u64 gauge(__u64 added, __u64 removed)
 	return added > removed ? added - removed : 0;
 }
 
+/* max_entries of a map (0: unknown): read from the kernel, so status of
+ * a pinned data plane or another agent's shows the size it was made with. */
+static __u64 map_capacity(int fd)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	if (fd < 0 || bpf_map_get_info_by_fd(fd, &info, &len))
+		return 0;
+	return info.max_entries;
+}
+
 int counters_read(const struct agent_maps *m, struct counters *c)
 {
 	struct accel_config cfg = {};
@@ -105,6 +123,9 @@ int counters_read(const struct agent_maps *m, struct counters *c)
 	c->pairs_active = (gauge(2 * c->sum.pairs, c->sum.paired_closed) + 1) / 2;
 	c->map_entries[CM_SOCK_HASH] = c->sockets_now;
 	c->map_entries[CM_ENDPOINTS] = gauge(c->sum.endpoints_added, c->sum.endpoints_removed);
+	c->sockets_max = map_capacity(m->fd[MAP_SOCK_HASH]);
+	if (c->sockets_max)
+		c->sockets_fill = c->sockets_now * 100 / c->sockets_max;
 	return 0;
 }
 
@@ -131,6 +152,8 @@ static void value_text(char *buf, size_t len, const struct counter_def *d, __u64
 		snprintf(buf, len, "%s", v ? "yes" : "no");
 	else if (d->unit == CU_BYTES)
 		human_bytes(buf, len, v);
+	else if (d->unit == CU_PERCENT)
+		snprintf(buf, len, "%llu%%", (unsigned long long)v);
 	else
 		snprintf(buf, len, "%llu", (unsigned long long)v);
 }

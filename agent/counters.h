@@ -29,6 +29,8 @@ struct counters {
 	__u64 pairs_active;     /* pairs whose sockets are both still open */
 	__u64 paused;           /* 1 while new connections are not tracked */
 	__u64 accelerating;     /* !paused */
+	__u64 sockets_max;      /* what sock_hash holds (--max-sockets) */
+	__u64 sockets_fill;     /* sockets_now of sockets_max, per cent */
 	__u64 map_entries[CM__MAX];
 };
 
@@ -38,7 +40,7 @@ enum counter_type {
 	CT_BOOL,    /* 0 or 1; JSON true/false */
 };
 
-enum counter_unit { CU_COUNT, CU_BYTES };
+enum counter_unit { CU_COUNT, CU_BYTES, CU_PERCENT };
 
 struct counter_def {
 	const char *key;    /* status / JSON name; "a.b" nests b in JSON object a */
