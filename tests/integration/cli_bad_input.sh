@@ -3,7 +3,7 @@
 # Proves: every bad input gets exit 2 (usage) or 1 (runtime) and exactly
 # one line on stderr that names the problem: unknown option, unknown
 # subcommand, missing option argument, bad pid, bad --ports (0, 70000,
-# abc); a path that does not exist, is not a directory, is a
+# abc), bad --max-sockets (1, 64k, past 2^24); a path that does not exist, is not a directory, is a
 # directory but not a cgroup (/tmp), is a cgroup v1 directory; a dead pid;
 # a missing pid file; not root; a second agent on a cgroup already served
 # (the first keeps running and attached).  No failed `run` leaves anything
@@ -65,6 +65,10 @@ expect 2 'port && 70000' "--ports 70000" "$AGENT" run --ports 70000 -c "$CG"
 expect 2 'port && abc' "--ports abc" "$AGENT" run --ports abc -c "$CG"
 expect 2 'guard-hooks && kprobe && fentry && tracepoints' "--guard-hooks kprobe" \
 	"$AGENT" run --guard-hooks kprobe -c "$CG"
+expect 2 'max-sockets && 1 && 2-16777216' "--max-sockets 1" "$AGENT" run --max-sockets 1 -c "$CG"
+expect 2 'max-sockets && 64k' "--max-sockets 64k" "$AGENT" run --max-sockets 64k -c "$CG"
+expect 2 'max-sockets && 16777217' "--max-sockets past the limit" \
+	"$AGENT" run --max-sockets 16777217 -c "$CG"
 expect 2 'resets && bpf && iter && sock_diag' "--resets bpf" "$AGENT" run --resets bpf -c "$CG"
 expect 2 'unread-scan && poll && iter && watch' "--unread-scan poll" \
 	"$AGENT" run --unread-scan poll -c "$CG"
