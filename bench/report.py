@@ -7,6 +7,8 @@
 #   report.py parse WRK_OUTPUT [CPU]   one line for the terminal
 #   report.py report OUT META          the report
 #   report.py chart OUT                redraw OUT/chart.svg from results.json
+#   report.py bpf STATE                run time and runs of the BPF programs of
+#                                      the agent whose agent.state is STATE
 #   report.py pooled PROFILE MODE REF OUT...
 #                                      MODE/REF req/s per round, pooled over
 #                                      several reports (results.json)
@@ -86,6 +88,29 @@ def parse_cpu(path, requests):
         c["agent_us_per_req"] = c["usec"]["agent"] / requests
         c["host_us_per_req"] = c["host_usec"] / requests if c["host_usec"] is not None else None
     return c
+
+def read_bpf(state):
+    """run_time_ns and run_cnt (kernel.bpf_stats_enabled) of the programs
+    that use the agent's maps (their ids are in its agent.state), summed by
+    program name."""
+    import subprocess
+    try:
+        st = json.load(open(state))
+    except (OSError, ValueError):
+        st = {}
+    ours = set(v for v in st.get("maps", {}).values() if isinstance(v, int))
+    try:
+        progs = json.loads(subprocess.run(["bpftool", "-j", "prog", "show"], capture_output=True,
+                                          check=True).stdout)
+    except (OSError, ValueError, subprocess.CalledProcessError):
+        return {}
+    out = {}
+    for p in progs:
+        if ours & set(p.get("map_ids", [])):
+            o = out.setdefault(p.get("name") or str(p["id"]), {"run_time_ns": 0, "run_cnt": 0})
+            o["run_time_ns"] += p.get("run_time_ns", 0)
+            o["run_cnt"] += p.get("run_cnt", 0)
+    return out
 
 def fmt_ms(v):
     if v is None:
@@ -664,3 +689,5 @@ if __name__ == "__main__":
         cmd_chart(sys.argv[2])
     elif cmd == "pooled":
         cmd_pooled(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:])
+    elif cmd == "bpf":
+        json.dump(read_bpf(sys.argv[2]), sys.stdout)
