@@ -16,9 +16,11 @@ BODY = b"a" * 256
 
 
 def storm(host, port, n):
-    """Every connect at once, non-blocking; then one request on each."""
+    """Every connect at once, non-blocking; each sends its request as soon
+    as it is connected, as an HTTP client does (the active end's first send
+    can then race the passive end's claim, DESIGN "How a pair is proven")."""
     ep = select.epoll()
-    socks = {}
+    socks, bufs = {}, {}
     t0 = time.monotonic()
     for _ in range(n):
         s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -29,27 +31,23 @@ def storm(host, port, n):
             pass
         socks[s.fileno()] = s
         ep.register(s.fileno(), select.EPOLLOUT)
-    pending, deadline = n, t0 + 120
+    connecting, pending, deadline = n, n, t0 + 120
+    t_conn = None
     while pending and time.monotonic() < deadline:
-        for fd, _ in ep.poll(1):
-            err = socks[fd].getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
-            if err:
-                sys.exit("connect: %s" % os.strerror(err))
-            ep.unregister(fd)
-            pending -= 1
-    t_conn = time.monotonic() - t0
-    if pending:
-        sys.exit("%d of %d connections not established in 120 s" % (pending, n))
-    t1 = time.monotonic()
-    bufs = {}
-    for fd, s in socks.items():
-        s.send(REQ)  # 40 bytes: fits an empty send buffer
-        bufs[fd] = b""
-        ep.register(fd, select.EPOLLIN)
-    pending = n
-    while pending and time.monotonic() < deadline:
-        for fd, _ in ep.poll(1):
-            d = socks[fd].recv(65536)
+        for fd, ev in ep.poll(1):
+            s = socks[fd]
+            if fd not in bufs:  # connected (or failed)
+                err = s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+                if err:
+                    sys.exit("connect: %s" % os.strerror(err))
+                s.send(REQ)  # 40 bytes: fits an empty send buffer
+                bufs[fd] = b""
+                ep.modify(fd, select.EPOLLIN)
+                connecting -= 1
+                if not connecting:
+                    t_conn = time.monotonic() - t0
+                continue
+            d = s.recv(65536)
             if not d:
                 sys.exit("connection closed before its response")
             bufs[fd] += d
@@ -61,10 +59,9 @@ def storm(host, port, n):
                 ep.unregister(fd)
                 pending -= 1
     if pending:
-        sys.exit("%d responses missing after 120 s" % pending)
-    t_req = time.monotonic() - t1
+        sys.exit("%d of %d connections without a response after 120 s" % (pending, n))
     print(json.dumps({"n": n, "connect_s": t_conn, "connect_per_s": n / t_conn,
-                      "request_s": t_req, "held": True}), flush=True)
+                      "all_s": time.monotonic() - t0, "held": True}), flush=True)
     sys.stdin.readline()
     for s in socks.values():
         s.close()
@@ -115,26 +112,19 @@ def block(base, n):
     b["cpu_us_per_req"] = c and c.get("us_per_req")
     st = load(base + ".storm.json", {})
     b["storm_connect_per_s"] = st.get("connect_per_s")
-    try:
-        b["upstream_conns"] = int(open(base + ".upconns").read())
-    except (OSError, ValueError):
-        b["upstream_conns"] = None
-    # held: the storm's N and the upstream connections nginx keeps (its
-    # keep-alive pool); the others closed after their response
-    held_conns = n + (b["upstream_conns"] or 0)
+    # the storm's connections go to the upstream nginx itself: N TCP
+    # connections, two sockets each, nothing proxied
     idle, held = mem(base + ".idle.mem"), mem(base + ".held.mem")
     for k in ("slab", "sunreclaim", "tcp_mem"):
         if k in idle and k in held:
-            b[k + "_per_conn"] = (held[k] - idle[k]) / held_conns
+            b[k + "_per_conn"] = (held[k] - idle[k]) / n
     s0, s1 = load(base + ".idle.status.json"), load(base + ".held.status.json")
     if s0 and s1:
         for k in ("pairs", "fallbacks.no_peer", "fallbacks.no_room", "claims_lost",
                   "fallbacks.unproven"):
             b["storm_" + k.replace("fallbacks.", "")] = dig(s1, k) - dig(s0, k)
-        # a socket that did not pair leaves the map (untrack_self): of the
-        # connections held, those paired are the sockets tracked over two
+        b["storm_paired_share"] = b["storm_pairs"] / n
         b["sockets_held"] = dig(s1, "sockets")
-        b["storm_paired_share"] = b["sockets_held"] / 2 / held_conns
         b["sockets_max"] = dig(s1, "sockets_max")
     b0, b1 = load(base + ".idle.bpf.json"), load(base + ".held.bpf.json")
     b["storm_sockops_ns"], b["storm_sockops_runs"] = per_call(b0, b1, "sockops_track")
@@ -208,19 +198,19 @@ def cmd_report(out):
                "blocks": [dict(b, round=k[0], mode=k[1]) for k, b in sorted(blocks.items())]},
               open(os.path.join(out, "results.json"), "w"), indent=1)
     L = ["# bench/scale: cost against connections", "",
-         "Commit %s, %s, kernel %s, %s CPUs; %s rounds, wrk %s s per block; nginx %s workers "
-         "each; ulimit -n %s. Medians over rounds; req/s ratio: accel over the same round's "
+         "Commit %s, %s, kernel %s, %s CPUs; %s rounds, wrk %s s per block (-t2, keep-alive, "
+         "256-byte file, --timeout 30s); nginx workers: %s; ulimit -n %s; "
+         "kernel.bpf_stats_enabled=1 in both modes. Medians over rounds; req/s ratio: accel over the same round's "
          "baseline, median of rounds (each: %s)." % (
              meta.get("commit"), meta.get("date"), meta.get("kernel"), meta.get("cpus"),
              meta.get("rounds"), meta.get("duration"), meta.get("workers"), meta.get("nofile"),
              "; ".join("%d: %s" % (n, ", ".join("%.2f" % x for x in summary[n]["rps_ratios"]))
                        for n in counts)),
-         "", "Kernel memory per TCP connection (two sockets): /proc/meminfo Slab and "
-         "/proc/net/sockstat TCP pages with the storm's N connections open and idle, and the "
-         "upstream connections nginx keeps, less the same servers before the storm, over "
-         "those connections. Storm paired share: of the connections held, those whose two "
-         "sockets are in the SOCKHASH (an unpaired socket leaves it). Host shared with "
-         "other work: memory deltas are noisy.", ""]
+         "", "Storm: N connections to the upstream nginx opened at once, each sending its "
+         "request as soon as it is connected; paired share = pairs / N. Kernel memory per "
+         "TCP connection (two sockets): /proc/meminfo Slab and /proc/net/sockstat TCP pages "
+         "with the storm's N connections open and idle, less the same servers before it, "
+         "over N. Host shared with other work: memory deltas are noisy.", ""]
     if errors:
         L += ["**%d wrk socket errors or non-2xx responses in these runs.**" % errors, ""]
     L += ["| conns | req/s base | req/s accel | ratio | p99 base | p99 accel | CPU/req base "
@@ -241,7 +231,7 @@ def cmd_report(out):
             fmt_b(s["baseline"]["tcp_mem_per_conn"]), fmt_b(s["accel"]["tcp_mem_per_conn"]),
             fmt_b(s["agent_slab_per_conn"])))
     L += ["", "| conns | msg_redirect ns/call (wrk) | sockops_track ns/call (storm) | storm "
-          "conn/s base | storm conn/s accel | storm: paired share of held | pairs | no_peer "
+          "conn/s base | storm conn/s accel | storm: paired share | pairs | no_peer "
           "| claims_lost | no_room |", "|---|---|---|---|---|---|---|---|---|---|"]
     for n in counts:
         a, b = summary[n]["accel"], summary[n]["baseline"]
