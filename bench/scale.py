@@ -6,7 +6,7 @@
 #                                close them at a line on stdin
 #   scale.py line BASE N         one line for the terminal about a block
 #   scale.py report OUT          OUT/results.md, results.json, cost.svg
-import json, os, re, select, socket, statistics, sys, time
+import json, os, re, select, socket, statistics, struct, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from report import fmt_ms, fmt_rps, fmt_us, parse, parse_cpu, read_bpf  # noqa: E402
@@ -63,7 +63,11 @@ def storm(host, port, n):
     print(json.dumps({"n": n, "connect_s": t_conn, "connect_per_s": n / t_conn,
                       "all_s": time.monotonic() - t0, "held": True}), flush=True)
     sys.stdin.readline()
+    # reset, not FIN: no TIME_WAIT left on the ports the proxy's upstream
+    # connections need next (same destination)
+    linger = struct.pack("ii", 1, 0)
     for s in socks.values():
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, linger)
         s.close()
 
 
@@ -199,7 +203,7 @@ def cmd_report(out):
               open(os.path.join(out, "results.json"), "w"), indent=1)
     L = ["# bench/scale: cost against connections", "",
          "Commit %s, %s, kernel %s, %s CPUs; %s rounds, wrk %s s per block (-t2, keep-alive, "
-         "256-byte file, --timeout 30s); nginx workers: %s; ulimit -n %s; "
+         "256-byte file, --timeout 30s); the proxy's upstream pool keeps N connections; nginx workers: %s; ulimit -n %s; "
          "kernel.bpf_stats_enabled=1 in both modes. Medians over rounds; req/s ratio: accel over the same round's "
          "baseline, median of rounds (each: %s)." % (
              meta.get("commit"), meta.get("date"), meta.get("kernel"), meta.get("cpus"),
