@@ -46,8 +46,9 @@ struct {
 /* The requests reset_requests had no room for (about 2000 fit: a splicing
  * relay's 2000 connections doomed while the agent was busy): kept by
  * cookie until the enforcer takes them, right after it empties the ring.
- * One per tracked socket at most, so sized as sock_hash: a request is
- * never lost while its socket is tracked. */
+ * One per tracked socket at most, so sized as sock_hash (the agent sets
+ * both from --max-sockets): a request is never lost while its socket is
+ * tracked. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
