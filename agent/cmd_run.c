@@ -16,6 +16,7 @@
 #include <sys/sysinfo.h>
 #include "cli.h"
 #include "log.h"
+#include "notify.h"
 #include "options.h"
 #include "paths.h"
 #include "k8s.h"
@@ -419,17 +420,27 @@ static int start_observer(struct runtime *rt, const struct run_opts *o)
 	return 0;
 }
 
+/* The "ready" line, and the same words to the service manager: READY=1
+ * makes a Type=notify unit active only once the cgroups are attached, and
+ * STATUS= shows in `systemctl status` whether it accelerates, and why not. */
 static void print_ready(const struct runtime *rt, bool pin)
 {
-	int i;
+	char line[512], msg[sizeof(line) + 32];
+	int i, err;
 
-	printf("ready: attached to %d cgroup%s%s%s%s\n", rt->dp.n_targets,
-	       rt->dp.n_targets == 1 ? "" : "s", pin ? " (pinned)" : "",
-	       rt->info.selftest_blocked ? ", NOT accelerating: " : "",
-	       rt->info.selftest_blocked ? rt->info.selftest_error : "");
+	snprintf(line, sizeof(line), "ready: attached to %d cgroup%s%s%s%s", rt->dp.n_targets,
+		 rt->dp.n_targets == 1 ? "" : "s", pin ? " (pinned)" : "",
+		 rt->info.selftest_blocked ? ", NOT accelerating: " : "",
+		 rt->info.selftest_blocked ? rt->info.selftest_error : "");
+	printf("%s\n", line);
 	for (i = 0; i < rt->dp.n_targets; i++)
 		printf("  %s (%s)\n", rt->dp.targets[i].path, rt->dp.targets[i].reason);
 	fflush(stdout);
+	snprintf(msg, sizeof(msg), "READY=1\nSTATUS=%s", line);
+	err = notify_service_manager(msg);
+	if (err < 0)
+		pr_warn("telling the service manager we are ready ($NOTIFY_SOCKET): %s\n",
+			strerror(-err));
 }
 
 static void set_guard(struct agent_info *info, enum hazard h, const char *mech, const char *why)
@@ -685,6 +696,9 @@ static int do_run(void *opts)
 	runtime_publish(rt);
 	print_ready(rt, o->pin);
 	rc = runtime_serve(rt) ? EXIT_RUNTIME : 0;
+	/* detaching can take a moment (the guard, the links): say so, as
+	 * sd_notify(3) asks, so the unit shows "deactivating" meanwhile */
+	notify_service_manager("STOPPING=1\nSTATUS=detaching");
 out:
 	arming_stop(&rt->arming);
 	enforcer_stop(&rt->enforcer);
