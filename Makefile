@@ -3,7 +3,7 @@
 
 .DELETE_ON_ERROR:
 .PHONY: all deps test tools demo bench bench-maps compose-bench clean check-tools \
-	vmtest vmtest-quick kernels-doc
+	vmtest vmtest-quick kernels-doc man install uninstall deb
 
 BUILD    := build
 CLANG    ?= clang-19
@@ -57,11 +57,13 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 
 $(BUILD)/agent/%.o: agent/%.c agent/*.h bpf/*.h $(SKELS) | $(BUILD)/agent
 	@echo "  CC      $@"
-	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
+# CPPFLAGS and LDFLAGS as make and dpkg-buildflags pass them: the Debian
+# package's hardening (_FORTIFY_SOURCE, relro, bindnow) reaches the agent.
 $(BUILD)/ngx-sockmap: $(AGENT_OBJS)
 	@echo "  LD      $@"
-	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
 $(BUILD) $(BUILD)/agent:
 	$(Q)mkdir -p $@
@@ -177,6 +179,60 @@ $(MAPCOST): bench/mapcost/cost.c $(BUILD)/mapcost/cost.skel.h bpf/*.h
 
 bench-maps:
 	./bench/maps
+
+# ngx-sockmap(8), from the binary's own --help texts (scripts/manpage.py).
+$(BUILD)/ngx-sockmap.8: $(BUILD)/ngx-sockmap scripts/manpage.py
+	@echo "  MAN     $@"
+	$(Q)python3 scripts/manpage.py $< >$@
+
+man: $(BUILD)/ngx-sockmap.8
+
+# make install [PREFIX=/usr/local] [DESTDIR=]: the agent in sbin, the
+# systemd unit, ngx-sockmap(8), the options file the unit reads
+# (/etc/default/ngx-sockmap, never overwritten), and the README and
+# nginx-conf examples under share/doc.  systemd reads units from
+# /usr/local/lib/systemd/system too; with PREFIX=/usr the unit goes where
+# Debian's systemd packages put theirs (/lib/systemd/system).  `make
+# uninstall` with the same variables removes every file install wrote,
+# the options file only while it is as shipped.
+PREFIX     ?= /usr/local
+SBINDIR    ?= $(PREFIX)/sbin
+MANDIR     ?= $(PREFIX)/share/man
+DOCDIR     ?= $(PREFIX)/share/doc/ngx-sockmap
+SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
+UNITDIR    ?= $(if $(filter /usr,$(PREFIX)),/lib/systemd/system,$(PREFIX)/lib/systemd/system)
+INSTALL    ?= install
+DOCS       := README.md docs/DESIGN.md
+EXAMPLES   := $(wildcard nginx-conf/*.conf)
+
+# the unit is written here, not in build/: it depends on SBINDIR and
+# SYSCONFDIR, which make would not see change
+install: $(BUILD)/ngx-sockmap $(BUILD)/ngx-sockmap.8
+	$(INSTALL) -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(MANDIR)/man8 \
+		$(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(SYSCONFDIR)/default
+	$(INSTALL) -m 0755 $(BUILD)/ngx-sockmap $(DESTDIR)$(SBINDIR)/ngx-sockmap
+	sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|/etc/default/ngx-sockmap|$(SYSCONFDIR)/default/ngx-sockmap|g' \
+		dist/ngx-sockmap.service.in >$(DESTDIR)$(UNITDIR)/ngx-sockmap.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/ngx-sockmap.service
+	$(INSTALL) -m 0644 $(BUILD)/ngx-sockmap.8 $(DESTDIR)$(MANDIR)/man8/ngx-sockmap.8
+	$(INSTALL) -m 0644 $(DOCS) $(DESTDIR)$(DOCDIR)/
+	$(INSTALL) -m 0644 $(EXAMPLES) $(DESTDIR)$(DOCDIR)/examples/
+	[ -e $(DESTDIR)$(SYSCONFDIR)/default/ngx-sockmap ] || \
+		$(INSTALL) -m 0644 dist/ngx-sockmap.default $(DESTDIR)$(SYSCONFDIR)/default/ngx-sockmap
+	@[ -n "$(DESTDIR)" ] || echo "installed; then: systemctl daemon-reload && systemctl enable --now ngx-sockmap"
+
+# Of the directories only share/doc/ngx-sockmap is ours: sbin, man8, the
+# unit directory and /etc/default stay, empty or not, as in a package.
+uninstall:
+	rm -f $(DESTDIR)$(SBINDIR)/ngx-sockmap $(DESTDIR)$(UNITDIR)/ngx-sockmap.service \
+		$(DESTDIR)$(MANDIR)/man8/ngx-sockmap.8
+	rm -f $(addprefix $(DESTDIR)$(DOCDIR)/,$(notdir $(DOCS))) \
+		$(addprefix $(DESTDIR)$(DOCDIR)/examples/,$(notdir $(EXAMPLES)))
+	-rmdir $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR) 2>/dev/null
+	@if cmp -s dist/ngx-sockmap.default $(DESTDIR)$(SYSCONFDIR)/default/ngx-sockmap; then \
+		rm -f $(DESTDIR)$(SYSCONFDIR)/default/ngx-sockmap; \
+	elif [ -e $(DESTDIR)$(SYSCONFDIR)/default/ngx-sockmap ]; then \
+		echo "kept $(DESTDIR)$(SYSCONFDIR)/default/ngx-sockmap: it was changed"; fi
 
 clean:
 	rm -rf $(BUILD)

@@ -1,0 +1,214 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+"""ngx-sockmap(8) from the agent's own --help texts.
+
+    scripts/manpage.py BINARY > ngx-sockmap.8
+
+The page is generated, not written, so it cannot drift from the options
+the binary takes: `ngx-sockmap --help` gives NAME, the synopsis and the
+command list, and each `ngx-sockmap COMMAND --help` (argp) a subsection
+with its description, options and examples.  What --help cannot say
+(the systemd unit, files, exit status) is the fixed text at the end.
+Not help2man: it reads one --help, and this binary has seven; it would
+also be one more build dependency for `make install`.
+The date is $SOURCE_DATE_EPOCH's (dpkg-buildpackage sets it from
+debian/changelog) for a reproducible page, else today's.
+"""
+import datetime
+import os
+import re
+import subprocess
+import sys
+
+
+def esc(text):
+    """roff-escape one line of running text."""
+    text = text.replace("\\", "\\e").replace("-", "\\-")
+    if text[:1] in (".", "'"):
+        text = "\\&" + text
+    return text
+
+
+def help_of(binary, *args):
+    out = subprocess.run([binary, *args, "--help"], capture_output=True, text=True, check=True)
+    return out.stdout
+
+
+# argp's option lines: "  -c, --cgroup=PATH   text" or "      --pin   text";
+# continuation lines are indented to the text column
+OPT = re.compile(r"^  (?:(-\w), |    )(--[\w-]+(?:\[?=[^\s\]]+\]?)?)(?:\s{2,}(.*))?$|^  (-\w)(?:\s{2,}(.*))?$")
+BOILERPLATE = ("Mandatory or optional arguments to long options", "for any corresponding short",
+               "Report bugs to")
+
+
+def paragraphs(lines):
+    """running text: blank lines split paragraphs, indented lines are
+    examples (kept as they are), "EXAMPLES:" a heading."""
+    out, in_ex = [], False
+
+    def close():
+        nonlocal in_ex
+        if in_ex:
+            out.append(".RE\n.fi")
+            in_ex = False
+
+    for line in lines:
+        if not line.strip():
+            close()
+            out.append(".PP")
+        elif line.endswith(":") and line.upper() == line:
+            close()
+            out.append(".PP\n%s:" % esc(line[:-1].capitalize()))
+        elif line.startswith("  "):
+            if not in_ex:
+                out.append(".nf\n.RS 4")
+                in_ex = True
+            out.append(esc(line.strip()))
+        else:
+            close()
+            out.append(esc(line))
+    close()
+    text = re.sub(r"(?:\.PP\n)+(\.PP)", r"\1", "\n".join(out))
+    return re.sub(r"^(?:\.PP\n)+|(?:\n\.PP)+$", "", text)
+
+
+def options(lines):
+    out = []
+    for line in lines:
+        m = OPT.match(line)
+        if m:
+            short, long_, text = m.group(1), m.group(2), m.group(3)
+            if m.group(4):
+                short, long_, text = m.group(4), None, m.group(5)
+            names = ", ".join("\\fB%s\\fR" % esc(n) if "=" not in (n or "") else
+                              "\\fB%s\\fR=\\fI%s\\fR" % (esc(n.split("=")[0].rstrip("[")),
+                                                        esc(n.split("=", 1)[1].rstrip("]")))
+                              for n in (short, long_) if n)
+            out.append(".TP\n" + names)
+            if text:
+                out.append(esc(text.strip()))
+        elif line.strip():
+            out.append(esc(line.strip()))
+    return "\n".join(out)
+
+
+def command_section(binary, name, text):
+    lines = text.rstrip("\n").split("\n")
+    usage = lines[0]
+    assert usage.startswith("Usage: "), usage
+    desc, opts, after, seen_opt = [], [], [], False
+    for line in lines[1:]:
+        if any(line.startswith(b) for b in BOILERPLATE):
+            continue
+        if OPT.match(line) or (seen_opt and line.startswith(" " * 20) and line.strip()):
+            seen_opt = True
+            opts.append(line)
+        elif seen_opt:
+            after.append(line)
+        else:
+            desc.append(line)
+    # argp prints the text after "\v" below the options
+    out = [".SS \"%s\"" % esc(usage[len("Usage: "):]), paragraphs(desc)]
+    if opts:
+        out += [".PP\nOptions:", options(opts)]
+    tail = paragraphs([line for line in after if line.strip()])
+    if tail:
+        out += [".PP", tail]
+    return "\n".join(o for o in out if o)
+
+
+def main():
+    binary = sys.argv[1]
+    version = subprocess.run([binary, "--version"], capture_output=True, text=True,
+                             check=True).stdout.split()[-1]
+    top = help_of(binary).rstrip("\n").split("\n")
+    summary = top[0].rstrip(".")
+    i_cmd = top.index("COMMANDS:")
+    i_ex = top.index("EXAMPLES:")
+    commands = []
+    for line in top[i_cmd + 1:i_ex]:
+        m = re.match(r"^  (\w+)\s+(.*)$", line)
+        if m:
+            commands.append(m.groups())
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    day = (datetime.datetime.fromtimestamp(int(epoch), datetime.timezone.utc) if epoch
+           else datetime.datetime.now(datetime.timezone.utc)).strftime("%Y-%m-%d")
+    print('.\\" Generated by scripts/manpage.py from ngx-sockmap --help: edit the help texts, not this.')
+    print('.TH NGX-SOCKMAP 8 "%s" "ngx-sockmap %s" "System Administration"' % (day, esc(version)))
+    print(".SH NAME\nngx-sockmap \\- %s" % esc(summary[0].lower() + summary[1:]))
+    print(".SH SYNOPSIS")
+    for name, _ in commands:
+        print(".B ngx-sockmap %s\n.RI [ options ]\n.br" % name)
+    print(".SH DESCRIPTION")
+    print(".B ngx-sockmap")
+    print("is a sidecar agent that makes Nginx's local connections (client to nginx, nginx to an")
+    print("upstream on the same host) skip the TCP/IP stack: a sock_ops program tracks the TCP sockets")
+    print("of the cgroups it is attached to, and an sk_msg program hands each send to the peer socket")
+    print("when both ends are proven to be the two ends of one local connection. Everything else,")
+    print("and every kernel whose self-test fails, uses TCP unchanged.")
+    print(".SH COMMANDS")
+    for name, what in commands:
+        print(".TP\n.B %s\n%s" % (name, esc(what)))
+    print(".PP\nExamples:\n" + paragraphs(["  " + l.strip() for l in top[i_ex + 1:] if l.strip()]))
+    for name, _ in commands:
+        print(command_section(binary, name, help_of(binary, name)))
+    print(FIXED)
+
+
+FIXED = r""".SH SYSTEMD
+The unit (from make install or the Debian package),
+.BR ngx-sockmap.service ,
+is ordered after and bound to
+.BR nginx.service :
+it starts when nginx starts (it is wanted by nginx.service once enabled),
+stops when nginx stops and restarts when nginx restarts. It runs
+.B ngx\-sockmap run
+with the options of
+.I /etc/default/ngx\-sockmap
+(by default the cgroup
+.IR system.slice/nginx.service ),
+is ready (Type=notify) once the cgroups are attached, and logs to the journal:
+.PP
+.nf
+.RS 4
+systemctl enable \-\-now ngx\-sockmap
+journalctl \-u ngx\-sockmap
+.RE
+.fi
+.PP
+Without
+.B \-\-pin
+(the default there) stopping the unit leaves nothing attached: connections
+accelerated until then keep their acceleration until they close, new ones use TCP.
+.SH FILES
+.TP
+.I /etc/default/ngx\-sockmap
+NGX_SOCKMAP_OPTS, the options of the systemd unit's
+.BR "ngx\-sockmap run" .
+.TP
+.I /run/ngx\-sockmap/agent.state
+the running agent's maps and cgroups, read by
+.BR status ,
+.BR top ,
+.BR pause " and " resume .
+.TP
+.I /sys/fs/bpf/ngx\-sockmap
+the pins of a
+.B run \-\-pin
+data plane, removed by
+.BR detach .
+.SH EXIT STATUS
+0 on success (for
+.BR run ,
+a clean stop on SIGTERM or SIGINT), 1 on a runtime error, 2 on a usage error;
+.B selftest
+exits 1 when a critical check fails.
+.SH SEE ALSO
+.BR nginx (8),
+.BR systemctl (1),
+.BR journalctl (1),
+.BR bpftool (8)
+"""
+
+if __name__ == "__main__":
+    main()
