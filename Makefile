@@ -234,5 +234,10 @@ uninstall:
 	elif [ -e $(DESTDIR)$(SYSCONFDIR)/default/ngx-sockmap ]; then \
 		echo "kept $(DESTDIR)$(SYSCONFDIR)/default/ngx-sockmap: it was changed"; fi
 
+# make deb: the Debian package (debian/, debhelper) in build/deb/, built in
+# a copy of the tree by scripts/deb.sh; the agent keeps this tree's version.
+deb:
+	./scripts/deb.sh $(VERSION)
+
 clean:
 	rm -rf $(BUILD)
