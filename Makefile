@@ -3,7 +3,7 @@
 
 .DELETE_ON_ERROR:
 .PHONY: all deps test tools demo bench bench-maps compose-bench clean check-tools \
-	vmtest vmtest-quick kernels-doc man install uninstall deb
+	vmtest vmtest-quick vmtest-systemd kernels-doc man install uninstall deb
 
 BUILD    := build
 CLANG    ?= clang-19
@@ -131,6 +131,13 @@ vmtest: all tools
 vmtest-quick: all tools
 	./scripts/vm-deps.sh
 	NGX_SOCKMAP_VM_SMP=1 ./tests/vm/run --quick --jobs 2 $(VMTEST_ARGS)
+
+# The Debian package under a real systemd in a QEMU guest (tests/vm/systemd.sh):
+# install, follow nginx.service through start, restart and stop, purge.
+# Opt-in: minutes under TCG; needs debhelper (make deb) besides vm-deps.
+vmtest-systemd: all
+	./scripts/vm-deps.sh
+	./tests/vm/systemd.sh $(VMTEST_ARGS)
 
 # docs/kernels.md: the hand-written part up to its "<!-- matrix -->" line,
 # then the matrix of the last `make vmtest` (build/vmtest/matrix.md); the

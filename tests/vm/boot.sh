@@ -8,6 +8,7 @@
 #     --smp N          vCPUs (default 2)     --mem MB   memory (default 2048)
 #     --follow         copy the serial console to stdout as it comes
 #     --cpu MODEL      QEMU CPU model (default: by kernel, see below)
+# NGX_SOCKMAP_VM_INIT=systemd: boot the host's systemd as PID 1 (tests/vm/init)
 # Writes OUT/console.log (serial), OUT/job.log, OUT/job.exit, OUT/boot.json.
 # Exit: the job's status; 124 on timeout; 125 when the VM did not get as far
 # as running the job.  qemu and both virtiofsd are killed on any exit.
@@ -24,7 +25,7 @@ while [ $# -gt 0 ]; do
 	*) break ;;
 	esac
 done
-[ $# -eq 4 ] || { sed -n '4,12p' "$0" >&2; exit 2; }
+[ $# -eq 4 ] || { sed -n '4,13p' "$0" >&2; exit 2; }
 kdir=$1 kver=$2 out=$3 cmd=$4
 QEMU=${QEMU:-qemu-system-x86_64}
 VIRTIOFSD=${VIRTIOFSD:-}
@@ -40,6 +41,8 @@ rm -f "$out"/{console.log,job.log,job.exit,boot.json,init-error}
 {
 	printf 'TOP=%q\nKVER=%q\nKDIR=%q\n' "$top" "$kver" "$kdir"
 	printf 'VM_CMD=%q\n' "$cmd"
+	# systemd as PID 1 instead of busybox (tests/vm/init; tests/vm/systemd.sh)
+	printf 'VM_INIT=%q\n' "${NGX_SOCKMAP_VM_INIT:-}"
 } >"$out/vm.env"
 
 # Sockets and the read-only view of / live in a private temp dir (socket
