@@ -22,6 +22,14 @@ BACKPORTS_PKGS="libbpf-dev bpftool linux-libc-dev"
 command -v dockerd >/dev/null || PKGS="$PKGS docker.io"
 docker compose version >/dev/null 2>&1 || PKGS="$PKGS docker-compose"
 PKGS="$PKGS debootstrap"
+# Real servers behind nginx (tests/integration/real_*.sh, bench/run's
+# php, pgbench, redis and grpc profiles): Debian's own, no recommends.
+# postgresql-15 has initdb, pg_ctl and pgbench (a test runs its own
+# cluster in a temp dir); libnginx-mod-stream is nginx's stream {} module,
+# a dynamic module in Debian's nginx; gRPC is driven without generated
+# stubs (raw-bytes methods), so no protobuf compiler.
+PKGS="$PKGS php8.2-fpm postgresql-15 redis-server redis-tools libnginx-mod-stream
+      python3-websockets python3-grpcio"
 
 missing=""
 for p in $PKGS; do

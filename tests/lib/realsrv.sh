@@ -1,0 +1,132 @@
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# shellcheck shell=bash
+# Real servers behind nginx (tests/integration/real_*.sh; bench/run's php,
+# pgbench, redis and grpc profiles source it too): what each needs from
+# Debian, how each is started inside a cgroup and stopped, and the check
+# that every hop was redirected.  The script that sources this defines
+# fail, skip, on_exit and log (tests/lib/common.sh does); the servers' own
+# files go under $TMP.
+
+# Debian's python: python3-websockets and python3-grpcio install for it,
+# not for whatever python3 comes first on PATH (pyenv here).
+PY3=/usr/bin/python3
+REALAPPS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/realapps.py
+PG_BIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+PHP_FPM=$(command -v php-fpm8.2 || ls /usr/sbin/php-fpm* 2>/dev/null | head -n 1)
+
+# real_need WHAT PACKAGE: skip the test, naming the package, unless WHAT
+# is there: an executable path or command, or "py:MODULE" for Debian's
+# python
+real_need() {
+	case $1 in
+	py:*) "$PY3" -c "import ${1#py:}" 2>/dev/null && return 0 ;;
+	/*) [ -x "$1" ] && return 0 ;;
+	*) command -v "$1" >/dev/null && return 0 ;;
+	esac
+	skip "needs $1 (Debian package $2; sudo make deps installs it)"
+}
+
+# load_stream: the load_module line for nginx's stream {} module, empty
+# where nginx has it built in; skips where it has neither
+load_stream() {
+	local so=/usr/lib/nginx/modules/ngx_stream_module.so
+	if nginx -V 2>&1 | grep -q -- '--with-stream\( \|$\)'; then
+		echo ""
+	elif [ -f "$so" ]; then
+		echo "load_module $so;"
+	else
+		skip "nginx has no stream {} module (Debian package libnginx-mod-stream; sudo make deps installs it)"
+	fi
+}
+
+# bg_in CGROUP NAME CMD...: start CMD in CGROUP in the background, output
+# to $TMP/NAME.log, killed at exit (the cgroup's removal kills what it
+# forked); prints its pid
+bg_in() {
+	local cg=$1 name=$2
+	shift 2
+	cg_exec "$cg" "$@" >"$TMP/$name.log" 2>&1 </dev/null &
+	local pid=$!
+	on_exit "kill -TERM $pid; wait $pid"
+	echo "$pid"
+}
+
+# fpm_start CGROUP PORT DOCROOT CHILDREN: php-fpm in the foreground as root
+# (-R: a test's root, nothing to drop to), a static pool on 127.0.0.1:PORT
+fpm_start() {
+	local cg=$1 port=$2 root=$3 n=$4 conf=$TMP/fpm.conf
+	cat >"$conf" <<EOF
+[global]
+error_log = $TMP/fpm-error.log
+daemonize = no
+[t]
+user = root
+group = root
+listen = 127.0.0.1:$port
+listen.backlog = 511
+pm = static
+pm.max_children = $n
+pm.max_requests = 0
+catch_workers_output = yes
+php_admin_value[post_max_size] = 16M
+php_admin_value[memory_limit] = 256M
+php_admin_value[output_buffering] = 0
+chdir = $root
+EOF
+	bg_in "$cg" fpm "$PHP_FPM" -F -R -n -y "$conf" >/dev/null
+	port_wait 127.0.0.1 "$port" || fail "php-fpm not listening: $(tail -5 "$TMP/fpm.log" "$TMP/fpm-error.log" 2>/dev/null)"
+}
+
+# pg_start CGROUP PORT: a throwaway PostgreSQL cluster under $TMP/pg, run
+# by the postgres user (it refuses root), TCP on 127.0.0.1:PORT and a unix
+# socket in $TMP/pg (for checks that must not go through nginx); durability
+# off: the tests count transactions, not disk flushes.  Stopped at exit.
+PG_DIR=
+pg_start() {
+	local cg=$1 port=$2
+	id postgres >/dev/null 2>&1 || skip "needs the postgres user (Debian package postgresql-15)"
+	PG_DIR=$TMP/pg
+	chmod 711 "$TMP"
+	mkdir -p "$PG_DIR" && chown postgres: "$PG_DIR"
+	runuser -u postgres -- "$PG_BIN/initdb" -D "$PG_DIR/data" -U postgres -A trust \
+		--no-sync >"$TMP/initdb.log" 2>&1 || fail "initdb: $(tail -5 "$TMP/initdb.log")"
+	on_exit "runuser -u postgres -- '$PG_BIN/pg_ctl' -D '$PG_DIR/data' -m immediate -w -t 10 stop"
+	cg_exec "$cg" runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -w -t 30 \
+		-l "$PG_DIR/server.log" -o "-c listen_addresses=127.0.0.1 -p $port \
+		-c unix_socket_directories=$PG_DIR -c fsync=off -c synchronous_commit=off \
+		-c full_page_writes=off -c max_connections=64 -c shared_buffers=64MB" \
+		start >"$TMP/pg_ctl.log" 2>&1 || fail "pg_ctl start: $(tail -5 "$PG_DIR/server.log")"
+}
+
+# redis_start CGROUP PORT: redis-server on 127.0.0.1:PORT, no persistence
+redis_start() {
+	bg_in "$1" redis redis-server --bind 127.0.0.1 --port "$2" --save "" --appendonly no \
+		--protected-mode no --dir "$TMP" >/dev/null
+	port_wait 127.0.0.1 "$2" || fail "redis-server not listening: $(tail -5 "$TMP/redis.log")"
+}
+
+# hops_mark: counters before a client's run; hops_check LABEL PAIRS
+# APP_BYTES HOPS after it: at least PAIRS new paired connections, at least
+# HOPS x APP_BYTES redirected (the client's payload, both directions,
+# crosses each of the HOPS local hops once), and through TCP at most 1% of
+# what was redirected: no hop, no direction, fell back.
+hops_mark() {
+	st H_PAIRS pairs
+	st H_RB redirected_bytes
+	st H_TB tcp_bytes
+}
+hops_check() {
+	local label=$1 pairs=$2 app=$3 hops=$4 p rb tb
+	st p pairs
+	st rb redirected_bytes
+	st tb tcp_bytes
+	p=$((p - H_PAIRS)) rb=$((rb - H_RB)) tb=$((tb - H_TB))
+	log "$label: pairs +$p, redirected_bytes +$rb, tcp_bytes +$tb, payload $app"
+	[ "$p" -ge "$pairs" ] || fail_diag "$label: $p new pairs, want >= $pairs"
+	ok "$label: $p connections paired (>= $pairs)"
+	[ "$rb" -ge $((hops * app)) ] ||
+		fail_diag "$label: redirected_bytes +$rb, want >= $hops hops x $app payload bytes"
+	ok "$label: redirected_bytes +$rb >= $hops hops x $app payload bytes"
+	[ $((tb * 100)) -le "$rb" ] || fail_diag "$label: tcp_bytes +$tb, more than 1% of +$rb redirected"
+	ok "$label: tcp_bytes +$tb, at most 1% of what was redirected"
+}
