@@ -146,7 +146,10 @@ def ws_client(port, conns, msgs, seed):
 SVC = "ngxsm.Echo"
 GRPC_OPTS = [("grpc.max_send_message_length", 8 << 20),
              ("grpc.max_receive_message_length", 8 << 20),
-             ("grpc.enable_http_proxy", 0)]
+             ("grpc.enable_http_proxy", 0),
+             # a connection per channel: grpcio shares one between channels
+             # to the same target unless each has its own subchannel pool
+             ("grpc.use_local_subchannel_pool", 1)]
 
 
 def grpc_server(port):

@@ -116,17 +116,20 @@ hops_mark() {
 	st H_TB tcp_bytes
 }
 hops_check() {
-	local label=$1 pairs=$2 app=$3 hops=$4 p rb tb
+	local label=$1 pairs=$2 app=$3 hops=$4 p rb tb bad=
 	st p pairs
 	st rb redirected_bytes
 	st tb tcp_bytes
 	p=$((p - H_PAIRS)) rb=$((rb - H_RB)) tb=$((tb - H_TB))
 	log "$label: pairs +$p, redirected_bytes +$rb, tcp_bytes +$tb, payload $app"
-	[ "$p" -ge "$pairs" ] || fail_diag "$label: $p new pairs, want >= $pairs"
-	ok "$label: $p connections paired (>= $pairs)"
-	[ "$rb" -ge $((hops * app)) ] ||
-		fail_diag "$label: redirected_bytes +$rb, want >= $hops hops x $app payload bytes"
-	ok "$label: redirected_bytes +$rb >= $hops hops x $app payload bytes"
-	[ $((tb * 100)) -le "$rb" ] || fail_diag "$label: tcp_bytes +$tb, more than 1% of +$rb redirected"
-	ok "$label: tcp_bytes +$tb, at most 1% of what was redirected"
+	# all three judged before failing: the log says which ones broke
+	if [ "$p" -ge "$pairs" ]; then ok "$label: $p connections paired (>= $pairs)"
+	else bad="$bad; $p new pairs, want >= $pairs"; fi
+	if [ "$rb" -ge $((hops * app)) ]; then
+		ok "$label: redirected_bytes +$rb >= $hops hops x $app payload bytes"
+	else bad="$bad; redirected_bytes +$rb, want >= $hops hops x $app payload bytes"; fi
+	if [ $((tb * 100)) -le "$rb" ]; then
+		ok "$label: tcp_bytes +$tb, at most 1% of what was redirected"
+	else bad="$bad; tcp_bytes +$tb, more than 1% of +$rb redirected"; fi
+	[ -z "$bad" ] || fail_diag "$label: ${bad#; }"
 }
