@@ -7,7 +7,7 @@ and python3-grpcio):
   realapps.py ws-client PORT CONNS MSGS SEED
   realapps.py grpc-server PORT         gRPC: unary, server stream, bidi stream
   realapps.py grpc-client PORT CALLS SEED
-  realapps.py grpc-bench PORT CALLS CONNS   unary calls, as fast as they go
+  realapps.py grpc-bench PORT CONNS SECS    unary calls, as fast as they go
   realapps.py http-client PORT CONNS REQS SEED   php-fpm's echo.php/gen.php
   realapps.py resp-client PORT SEED    Redis: big values, pipelines, MULTI
   realapps.py gen SEED N               the deterministic bytes gen() makes
@@ -241,20 +241,33 @@ def grpc_client(port, calls, seed):
     print(json.dumps({"payload": total[0]}))
 
 
-def grpc_bench(port, calls, conns):
-    """CONNS channels, each CALLS unary calls of 1 KiB, one after another."""
+def grpc_bench(port, conns, secs):
+    """CONNS channels, each making unary 1 KiB calls one after another for
+    SECS seconds; calls, seconds and latency percentiles as JSON."""
+    import time
     import grpc
     m = gen("bench", 1024)
     want = hashlib.sha256(m).digest() + m
+    lat = [[] for _ in range(conns)]
+    end = time.monotonic() + secs
 
-    def one(_c):
+    def one(c):
         with grpc.insecure_channel("127.0.0.1:%d" % port, options=GRPC_OPTS) as ch:
             unary = ch.unary_unary("/%s/Unary" % SVC)
-            for _ in range(calls):
+            unary(m, timeout=TIMEOUT)  # connected before the clock counts
+            while True:
+                t = time.monotonic()
+                if t >= end:
+                    return
                 if unary(m, timeout=TIMEOUT) != want:
                     die("reply differs")
+                lat[c].append(time.monotonic() - t)
+    t0 = time.monotonic()
     run_threads(one, conns)
-    print(json.dumps({"calls": calls * conns}))
+    all_ = sorted(x for l in lat for x in l)
+    pct = {"p%d_ms" % q: 1000 * all_[min(len(all_) - 1, len(all_) * q // 100)]
+           for q in (50, 75, 90, 99)} if all_ else {}
+    print(json.dumps(dict(calls=len(all_), seconds=time.monotonic() - t0, **pct)))
 
 
 # -- HTTP to php-fpm through nginx ----------------------------------------
@@ -385,7 +398,7 @@ def main():
     elif cmd == "grpc-client":
         grpc_client(int(a[0]), int(a[1]), a[2])
     elif cmd == "grpc-bench":
-        grpc_bench(int(a[0]), int(a[1]), int(a[2]))
+        grpc_bench(int(a[0]), int(a[1]), float(a[2]))
     elif cmd == "http-client":
         http_client(int(a[0]), int(a[1]), int(a[2]), a[3])
     elif cmd == "resp-client":

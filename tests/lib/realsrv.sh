@@ -40,15 +40,14 @@ load_stream() {
 }
 
 # bg_in CGROUP NAME CMD...: start CMD in CGROUP in the background, output
-# to $TMP/NAME.log, killed at exit (the cgroup's removal kills what it
-# forked); prints its pid
+# to $TMP/NAME.log; prints its pid.  Stopped with its cgroup (the test's
+# cg_remove at exit, the bench's cg_kill after each block): no on_exit
+# for the pid, which a long bench could see reused.
 bg_in() {
 	local cg=$1 name=$2
 	shift 2
 	cg_exec "$cg" "$@" >"$TMP/$name.log" 2>&1 </dev/null &
-	local pid=$!
-	on_exit "kill -TERM $pid; wait $pid"
-	echo "$pid"
+	echo $!
 }
 
 # fpm_start CGROUP PORT DOCROOT CHILDREN: php-fpm in the foreground as root
@@ -77,26 +76,34 @@ EOF
 	port_wait 127.0.0.1 "$port" || fail "php-fpm not listening: $(tail -5 "$TMP/fpm.log" "$TMP/fpm-error.log" 2>/dev/null)"
 }
 
-# pg_start CGROUP PORT: a throwaway PostgreSQL cluster under $TMP/pg, run
-# by the postgres user (it refuses root), TCP on 127.0.0.1:PORT and a unix
-# socket in $TMP/pg (for checks that must not go through nginx); durability
-# off: the tests count transactions, not disk flushes.  Stopped at exit.
+# pg_init: a throwaway PostgreSQL cluster in $TMP/pg (PG_DIR), owned by
+# the postgres user (the server refuses root); stopped at exit if running
 PG_DIR=
-pg_start() {
-	local cg=$1 port=$2
+pg_init() {
 	id postgres >/dev/null 2>&1 || skip "needs the postgres user (Debian package postgresql-15)"
 	PG_DIR=$TMP/pg
 	chmod 711 "$TMP"
 	mkdir -p "$PG_DIR" && chown postgres: "$PG_DIR"
 	runuser -u postgres -- "$PG_BIN/initdb" -D "$PG_DIR/data" -U postgres -A trust \
 		--no-sync >"$TMP/initdb.log" 2>&1 || fail "initdb: $(tail -5 "$TMP/initdb.log")"
-	on_exit "runuser -u postgres -- '$PG_BIN/pg_ctl' -D '$PG_DIR/data' -m immediate -w -t 10 stop"
-	cg_exec "$cg" runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -w -t 30 \
-		-l "$PG_DIR/server.log" -o "-c listen_addresses=127.0.0.1 -p $port \
+	on_exit "pg_stop"
+}
+# pg_run CGROUP PORT: its server in CGROUP, TCP on 127.0.0.1:PORT and a
+# unix socket in PG_DIR (for checks that must not go through nginx);
+# durability off: tests count transactions, not disk flushes
+pg_run() {
+	cg_exec "$1" runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -w -t 30 \
+		-l "$PG_DIR/server.log" -o "-c listen_addresses=127.0.0.1 -p $2 \
 		-c unix_socket_directories=$PG_DIR -c fsync=off -c synchronous_commit=off \
 		-c full_page_writes=off -c max_connections=64 -c shared_buffers=64MB" \
 		start >"$TMP/pg_ctl.log" 2>&1 || fail "pg_ctl start: $(tail -5 "$PG_DIR/server.log")"
 }
+pg_stop() {
+	[ -f "$PG_DIR/data/postmaster.pid" ] || return 0
+	runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -m fast -w -t 10 stop >/dev/null 2>&1
+}
+# pg_start CGROUP PORT: both
+pg_start() { pg_init && pg_run "$@"; }
 
 # redis_start CGROUP PORT: redis-server on 127.0.0.1:PORT, no persistence
 redis_start() {
