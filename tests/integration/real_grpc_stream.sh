@@ -14,26 +14,16 @@
 
 real_need py:grpc python3-grpcio
 PORT_PX=18640 PORT_GRPC=18641
-DIAG_PORTS="$PORT_PX $PORT_GRPC"
 
-S=$(cg_make srv) || fail "$S"
-P=$(cg_make px) || fail "$P"
-C=$(cg_make cl) || fail "$C"
+real_cgroups
 
 bg_in "$S" grpc-server "$PY3" "$REALAPPS" grpc-server $PORT_GRPC >/dev/null
 wait_port 127.0.0.1 $PORT_GRPC
-nginx_start px grpc.conf "$P" LISTEN=127.0.0.1:$PORT_PX UPSTREAM=127.0.0.1:$PORT_GRPC >/dev/null
-wait_port 127.0.0.1 $PORT_PX
-
-agent_start -c "$C" -c "$P" -c "$S"
-hops_mark
-cg_exec "$C" "$PY3" "$REALAPPS" grpc-client $PORT_PX 30 grpc \
-	>"$TMP/client.out" 2>&1 || fail_diag "client: $(tail -5 "$TMP/client.out")"
-cat "$TMP/client.out"
-ok "gRPC unary, server-streaming and bidirectional calls through nginx byte-exact"
-payload=$("$PY3" -c 'import json,sys; print(json.load(sys.stdin)["payload"])' <"$TMP/client.out")
+real_proxy grpc.conf $PORT_PX $PORT_GRPC
+real_client "gRPC unary, server-streaming and bidirectional calls through nginx byte-exact" \
+	grpc-client $PORT_PX 30 grpc
 # pairs: the 3 client channels and at least one upstream connection
-hops_check "grpc" 4 "$payload" 2
+hops_check "grpc" 4 "$PAYLOAD" 2
 
 agent_stop || fail "agent did not exit 0 on SIGTERM"
 ok "agent exited cleanly"

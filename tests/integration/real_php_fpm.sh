@@ -14,12 +14,9 @@
 
 real_need "$PHP_FPM" php8.2-fpm
 PORT_PX=18600 PORT_FPM=18601
-DIAG_PORTS="$PORT_PX $PORT_FPM"
 CONNS=4 REQS=40 CHILDREN=4
 
-S=$(cg_make srv) || fail "$S"
-P=$(cg_make px) || fail "$P"
-C=$(cg_make cl) || fail "$C"
+real_cgroups
 
 ROOT=$TMP/php
 mkdir -p "$ROOT"
@@ -40,21 +37,13 @@ echo $in;
 PHP
 
 fpm_start "$S" $PORT_FPM "$ROOT" $CHILDREN
-nginx_start px fastcgi.conf "$P" LISTEN=127.0.0.1:$PORT_PX \
-	UPSTREAM=127.0.0.1:$PORT_FPM ROOT="$ROOT" >/dev/null
-wait_port 127.0.0.1 $PORT_PX
-
-agent_start -c "$C" -c "$P" -c "$S"
-hops_mark
-cg_exec "$C" "$PY3" "$REALAPPS" http-client $PORT_PX $CONNS $REQS php \
-	>"$TMP/client.out" 2>&1 || fail_diag "client: $(tail -5 "$TMP/client.out")"
-cat "$TMP/client.out"
-ok "$((CONNS * REQS)) requests through nginx and php-fpm byte-exact"
-payload=$("$PY3" -c 'import json,sys; print(json.load(sys.stdin)["payload"])' <"$TMP/client.out")
+real_proxy fastcgi.conf $PORT_PX $PORT_FPM ROOT="$ROOT"
+real_client "$((CONNS * REQS)) requests through nginx and php-fpm byte-exact" \
+	http-client $PORT_PX $CONNS $REQS php
 # pairs: the client connections and at least one FastCGI connection; at
 # most one per client connection and one per php-fpm child, where a
 # connection per request (keep_conn off) would be 160
-hops_check "php" $((CONNS + 1)) "$payload" 2
+hops_check "php" $((CONNS + 1)) "$PAYLOAD" 2
 st pairs pairs
 assert_le $((pairs - H_PAIRS)) $((CONNS + 2 * CHILDREN)) "FastCGI connections kept (pairs)"
 

@@ -16,19 +16,12 @@
 real_need "$PG_BIN/pgbench" postgresql-15
 LOAD_STREAM=$(load_stream)
 PORT_PX=18610 PORT_PG=18611
-DIAG_PORTS="$PORT_PX $PORT_PG"
 CLIENTS=4 TXNS=150 TXNS_C=25
 
-S=$(cg_make srv) || fail "$S"
-P=$(cg_make px) || fail "$P"
-C=$(cg_make cl) || fail "$C"
+real_cgroups
 
 pg_start "$S" $PORT_PG
-nginx_start px stream.conf "$P" LISTEN=127.0.0.1:$PORT_PX UPSTREAM=127.0.0.1:$PORT_PG \
-	LOAD_STREAM="$LOAD_STREAM" >/dev/null
-wait_port 127.0.0.1 $PORT_PX
-
-agent_start -c "$C" -c "$P" -c "$S"
+real_proxy stream.conf $PORT_PX $PORT_PG LOAD_STREAM="$LOAD_STREAM"
 # through nginx: TCP to the stream proxy; direct: postgres' unix socket
 VIA=(-h 127.0.0.1 -p $PORT_PX -U postgres)
 DIRECT=(-h "$PG_DIR" -p $PORT_PG -U postgres)

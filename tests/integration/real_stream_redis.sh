@@ -15,25 +15,14 @@ real_need redis-server redis-server
 real_need redis-benchmark redis-tools
 LOAD_STREAM=$(load_stream)
 PORT_PX=18620 PORT_RD=18621
-DIAG_PORTS="$PORT_PX $PORT_RD"
 N=20000
 
-S=$(cg_make srv) || fail "$S"
-P=$(cg_make px) || fail "$P"
-C=$(cg_make cl) || fail "$C"
+real_cgroups
 
 redis_start "$S" $PORT_RD
-nginx_start px stream.conf "$P" LISTEN=127.0.0.1:$PORT_PX UPSTREAM=127.0.0.1:$PORT_RD \
-	LOAD_STREAM="$LOAD_STREAM" >/dev/null
-wait_port 127.0.0.1 $PORT_PX
-
-agent_start -c "$C" -c "$P" -c "$S"
-hops_mark
-cg_exec "$C" "$PY3" "$REALAPPS" resp-client $PORT_PX redis \
-	>"$TMP/client.out" 2>&1 || fail_diag "client: $(tail -5 "$TMP/client.out")"
-cat "$TMP/client.out"
-ok "big values, a 2000-deep pipeline and MULTI/EXEC through nginx stream byte-exact"
-payload=$("$PY3" -c 'import json,sys; print(json.load(sys.stdin)["payload"])' <"$TMP/client.out")
+real_proxy stream.conf $PORT_PX $PORT_RD LOAD_STREAM="$LOAD_STREAM"
+real_client "big values, a 2000-deep pipeline and MULTI/EXEC through nginx stream byte-exact" \
+	resp-client $PORT_PX redis
 
 # Without -r redis-benchmark INCRs the one key counter:__rand_int__
 for pipe in 1 16; do
@@ -45,7 +34,7 @@ assert_eq "$got" $((2 * N)) "redis-benchmark: the counter equals the INCRs sent"
 
 # pairs: the test client, 8 x 2 benchmark connections, redis-cli, and
 # nginx's upstream connection for each
-hops_check "redis" $((2 * (1 + 16 + 1))) "$payload" 2
+hops_check "redis" $((2 * (1 + 16 + 1))) "$PAYLOAD" 2
 
 agent_stop || fail "agent did not exit 0 on SIGTERM"
 ok "agent exited cleanly"

@@ -13,26 +13,16 @@
 
 real_need py:websockets python3-websockets
 PORT_PX=18630 PORT_WS=18631
-DIAG_PORTS="$PORT_PX $PORT_WS"
 CONNS=4
 
-S=$(cg_make srv) || fail "$S"
-P=$(cg_make px) || fail "$P"
-C=$(cg_make cl) || fail "$C"
+real_cgroups
 
 bg_in "$S" ws-server "$PY3" "$REALAPPS" ws-server $PORT_WS >/dev/null
 wait_port 127.0.0.1 $PORT_WS
-nginx_start px websocket.conf "$P" LISTEN=127.0.0.1:$PORT_PX UPSTREAM=127.0.0.1:$PORT_WS >/dev/null
-wait_port 127.0.0.1 $PORT_PX
-
-agent_start -c "$C" -c "$P" -c "$S"
-hops_mark
-cg_exec "$C" "$PY3" "$REALAPPS" ws-client $PORT_PX $CONNS 30 ws \
-	>"$TMP/client.out" 2>&1 || fail_diag "client: $(tail -5 "$TMP/client.out")"
-cat "$TMP/client.out"
-ok "$CONNS WebSocket connections through nginx: every message byte-exact, clean close"
-payload=$("$PY3" -c 'import json,sys; print(json.load(sys.stdin)["payload"])' <"$TMP/client.out")
-hops_check "websocket" $((2 * CONNS)) "$payload" 2
+real_proxy websocket.conf $PORT_PX $PORT_WS
+real_client "$CONNS WebSocket connections through nginx: every message byte-exact, clean close" \
+	ws-client $PORT_PX $CONNS 30 ws
+hops_check "websocket" $((2 * CONNS)) "$PAYLOAD" 2
 
 agent_stop || fail "agent did not exit 0 on SIGTERM"
 ok "agent exited cleanly"

@@ -140,3 +140,36 @@ hops_check() {
 	else bad="$bad; tcp_bytes +$tb, more than 1% of +$rb redirected"; fi
 	[ -z "$bad" ] || fail_diag "$label: ${bad#; }"
 }
+
+# The topology of every real-server test: the server in cgroup S, nginx in
+# P, the client in C, the agent attached to the three.
+# real_cgroups: make S, P and C
+real_cgroups() {
+	S=$(cg_make srv) || fail "$S"
+	P=$(cg_make px) || fail "$P"
+	C=$(cg_make cl) || fail "$C"
+}
+# real_proxy TEMPLATE PORT_PX PORT_SRV [VAR=VALUE...]: nginx in P on
+# 127.0.0.1:PORT_PX in front of the server on 127.0.0.1:PORT_SRV (already
+# listening), then the agent on S, P and C
+real_proxy() {
+	local tpl=$1 px=$2 srv=$3
+	shift 3
+	DIAG_PORTS="$px $srv"
+	nginx_start px "$tpl" "$P" LISTEN=127.0.0.1:$px UPSTREAM=127.0.0.1:$srv "$@" >/dev/null
+	wait_port 127.0.0.1 "$px"
+	agent_start -c "$C" -c "$P" -c "$S"
+}
+# real_client WHAT ARGS...: hops_mark, then `realapps.py ARGS...` in C; a
+# mismatch or a timeout fails the test; PAYLOAD: the bytes it moved
+real_client() {
+	local what=$1
+	shift
+	hops_mark
+	cg_exec "$C" "$PY3" "$REALAPPS" "$@" >"$TMP/client.out" 2>&1 ||
+		fail_diag "client: $(tail -5 "$TMP/client.out")"
+	cat "$TMP/client.out"
+	ok "$what"
+	PAYLOAD=$("$PY3" -c 'import json,sys; print(json.loads(sys.stdin.read().splitlines()[-1])["payload"])' \
+		<"$TMP/client.out")
+}
