@@ -11,8 +11,11 @@
 # not for whatever python3 comes first on PATH (pyenv here).
 PY3=/usr/bin/python3
 REALAPPS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/realapps.py
+# the newest installed, else Debian 12's paths (for real_need's message)
 PG_BIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
 PHP_FPM=$(command -v php-fpm8.2 || ls /usr/sbin/php-fpm* 2>/dev/null | head -n 1)
+PHP_FPM=${PHP_FPM:-/usr/sbin/php-fpm8.2}
 
 # real_need WHAT PACKAGE: skip the test, naming the package, unless WHAT
 # is there: an executable path or command, or "py:MODULE" for Debian's
