@@ -48,9 +48,10 @@ fi
 if [ -n "$bp_missing" ] && [ "${VERSION_CODENAME:-}" = bookworm ] &&
    ! grep -rqs "bookworm-backports" /etc/apt/sources.list /etc/apt/sources.list.d/; then
 	echo "deps: adding bookworm-backports (libbpf >= 1.4, bpftool)"
+	mirror=$("$(dirname "$0")/apt-mirror.sh") || exit 1
 	cat >/etc/apt/sources.list.d/ngx-sockmap-backports.sources <<EOS
 Types: deb
-URIs: $("$(dirname "$0")/apt-mirror.sh")
+URIs: $mirror
 Suites: bookworm-backports
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
