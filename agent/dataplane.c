@@ -17,7 +17,6 @@
 #include "dataplane.h"
 #include "event_feed.h"
 #include "log.h"
-#include "nonce_pool.h"
 #include "paths.h"
 
 int dataplane_probe_kernel(char *err, size_t errlen)
@@ -277,11 +276,6 @@ int dataplane_load(struct dataplane *dp, const struct dataplane_params *p)
 			strerror(-err));
 		return err;
 	}
-	err = dataplane_refill_nonces(dp);
-	if (err < 0) {
-		pr_warn("filling the nonce pool: %s\n", strerror(-err));
-		return err;
-	}
 	if (!p->guard)
 		return 0;
 	err = guard_load(&dp->guard, dp->skel->obj, p->guard_hooks, p->splice_guard);
@@ -291,11 +285,6 @@ int dataplane_load(struct dataplane *dp, const struct dataplane_params *p)
 	if (err && (p->guard_hooks == GUARD_HOOKS_FENTRY || p->guard_hooks == GUARD_HOOKS_TRACEPOINTS))
 		return err;
 	return 0;
-}
-
-int dataplane_refill_nonces(struct dataplane *dp)
-{
-	return nonce_pool_fill(bpf_map__fd(dp->skel->maps.nonce_pool));
 }
 
 int dataplane_attach_msg(struct dataplane *dp)

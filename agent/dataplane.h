@@ -62,9 +62,6 @@ int dataplane_probe_kernel(char *err, size_t errlen);
  * pinned sock_hash of another size than p->max_sockets is adopted at its
  * size, or refused when the size was given (maps can't be resized). */
 int dataplane_load(struct dataplane *dp, const struct dataplane_params *p);
-/* Top up the nonce pool new active ends draw from (nonce_pool.h): at load
- * and on every tick.  How many were added, or -errno. */
-int dataplane_refill_nonces(struct dataplane *dp);
 /* Before anything is loaded: can we attach to this cgroup (not attached
  * by another agent; our own pins count as ours with adopt_pins)?  0, or
  * -EBUSY with one line in err. */

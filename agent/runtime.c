@@ -217,12 +217,8 @@ static void k8s_sync(struct runtime *rt)
 static void tick(struct runtime *rt, uint64_t n)
 {
 	static uint64_t ticks;
-	int err;
 
 	feed_drain(&rt->feed);
-	err = dataplane_refill_nonces(&rt->dp);
-	if (err < 0)
-		pr_debug("refilling the nonce pool: %s\n", strerror(-err));
 	if (observer_running(&rt->xdp))
 		topk_tick(&rt->topk, rt->maps.fd[MAP_SRC_STATS]);
 	runtime_refresh_netns(rt, NULL, 0);

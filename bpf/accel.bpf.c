@@ -80,14 +80,6 @@ struct {
 	__type(value, struct endpoint);
 } endpoints SEC(".maps");
 
-/* Filled by the agent from getrandom(2) (agent/nonce_pool.c), taken by
- * new_nonce(). */
-struct {
-	__uint(type, BPF_MAP_TYPE_QUEUE);
-	__uint(max_entries, NONCE_POOL_SIZE);
-	__type(value, __u64);
-} nonce_pool SEC(".maps");
-
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
@@ -492,15 +484,10 @@ static __always_inline void untrack_self(struct sock_state *st)
 	STAT_ADD(sockets_closed, 1);
 }
 
-/* The nonce an active end puts on its final ACK, from the kernel's CSPRNG
- * through the agent (bpf_get_prandom_u32 is a per-CPU PRNG whose state a
- * few observed outputs give away).  0: the pool is empty. */
 static __always_inline __u64 new_nonce(void)
 {
-	__u64 n;
+	__u64 n = ((__u64)bpf_get_prandom_u32() << 32) | bpf_get_prandom_u32();
 
-	if (bpf_map_pop_elem(&nonce_pool, &n))
-		return 0;
 	return (n | EP_NONCE_BIT) & ~1ULL;
 }
 
@@ -512,7 +499,6 @@ static __always_inline void track_active(struct bpf_sock_ops *skops)
 	struct sock_state *st;
 	struct bpf_sock *sk;
 	struct endpoint *e;
-	__u64 nonce;
 	__u16 sport;
 	long err;
 
@@ -535,16 +521,11 @@ static __always_inline void track_active(struct bpf_sock_ops *skops)
 		STAT_ADD(fallbacks[FB_ULP], 1);
 		return;
 	}
-	nonce = new_nonce();
-	if (!nonce) {
-		STAT_ADD(fallbacks[FB_NO_NONCE], 1);
-		return;
-	}
 	st = life_begin(skops, sk);
 	if (!st)
 		return;
 	st->service_port = sport;
-	st->nonce = nonce;
+	st->nonce = new_nonce();
 	ne.cookie = st->cookie;
 	ne.nonce = st->nonce;
 	ne.claim = st->nonce;

@@ -34,8 +34,7 @@
 	X(FB_ULP, "ulp")                 /* the socket has a ULP (kTLS, ...) */      \
 	X(FB_HAZARD, "hazard")           /* its port showed a hazard before */  \
 	X(FB_ARMING, "arming")           /* guards idle: woken, next one pairs */ \
-	X(FB_NO_STORAGE, "no_storage")   /* the kernel gave no socket storage */ \
-	X(FB_NO_NONCE, "no_nonce")       /* nonce_pool empty: no agent refills it */
+	X(FB_NO_STORAGE, "no_storage")   /* the kernel gave no socket storage */
 
 enum fallback_reason { FALLBACK_REASONS(NAMES_ENUM) FB__MAX };
 
@@ -335,9 +334,6 @@ struct agent_gauges {
 };
 
 #define ACCEL_MAX_SOCKETS 131072
-/* Nonces the agent keeps ready (getrandom(2)) for active ends: a second of
- * new connections at 32k/s; past it they use TCP (fallbacks{no_nonce}). */
-#define NONCE_POOL_SIZE   32768
 #define LOCAL_ADDRS_MAX   4096
 
 #endif /* NGX_SOCKMAP_ACCEL_H */
