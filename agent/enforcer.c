@@ -375,17 +375,12 @@ static void enforce(struct enforcer *e, const struct reset_ask *asks, size_t n)
 }
 
 /* The ring first, then what it had no room for. */
-static void take_and_enforce(struct enforcer *e)
+void enforcer_on_requests(struct enforcer *e)
 {
 	ring_buffer__consume(e->rb);
 	take_backlog(e);
 	enforce(e, e->pending, e->n_pending);
 	e->n_pending = 0;
-}
-
-void enforcer_on_requests(struct enforcer *e)
-{
-	take_and_enforce(e);
 }
 
 static __u64 boottime_ns(void)
@@ -419,7 +414,7 @@ void enforcer_tick(struct enforcer *e)
 	/* a request the data plane put in the backlog just after the last
 	 * wake-up took it: no wake-up follows, this tick takes it */
 	if (e->rb)
-		take_and_enforce(e);
+		enforcer_on_requests(e);
 	if (!e->rb) /* not started: nothing to measure with */
 		n = 0;
 	else if (e->plan.unread == UNREAD_ITER)

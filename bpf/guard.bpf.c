@@ -180,10 +180,8 @@ static __always_inline void oob_enter(__u64 flags)
 		/* no room (1024 tasks inside urgent sends) or no memory: msg_redirect
 		 * can't tell this task from the others, so it takes every
 		 * sender for an urgent one until the guard re-arms */
-		if (!(*n & OOB_UNTRACKED)) {
-			__sync_fetch_and_or(n, OOB_UNTRACKED);
-			STAT_ADD(oob_untracked, 1);
-		}
+		if (!(__sync_fetch_and_or(n, OOB_UNTRACKED) & OOB_UNTRACKED))
+			STAT_ADD(oob_untracked, 1); /* the first to set it */
 		return;
 	}
 	__sync_fetch_and_add(n, 1);

@@ -90,13 +90,15 @@ assert_ge $((rb1 - rb0)) 65536 "the paired connections' second round was redirec
 ok "$CONNS connections over a map of $MAX: every body byte-exact, $noroom no_room, fill $fill%"
 agent_stop || fail "agent exit status $?"
 
-# --max-sockets the agent's memory can't hold: three maps of 2^24
-# 16-byte buckets (768 MiB, sock_map.c sock_hash_alloc, hashtab.c) in a
+# --max-sockets the agent's memory can't hold: four maps of 2^24
+# 16-byte buckets (1 GiB, sock_map.c sock_hash_alloc, hashtab.c) in a
 # memory cgroup of 256 MiB: refused with a message, nothing left attached
 # memory cgroup: v2 where the controller is there, else v1 (this host
 # mounts memory on v1); bpf map memory is charged to either
 # (kernel/bpf/syscall.c bpf_map_area_alloc, __GFP_ACCOUNT)
-if grep -qw memory "$CG2/cgroup.controllers" 2>/dev/null; then
+# (the controller enabled for the root's children: in its subtree_control,
+# not just its controllers, or a child has no memory.max: QEMU guests)
+if grep -qw memory "$CG2/cgroup.subtree_control" 2>/dev/null; then
 	M=$(cg_make mem) || fail "$M"
 	echo $((256 << 20)) >"$M/memory.max" || fail "memory.max"
 elif [ -w /sys/fs/cgroup/memory/cgroup.procs ]; then

@@ -15,6 +15,8 @@
 . "$(dirname "$0")/../lib/tcpkit.sh"
 CONNS=2500
 cg_new CG storm
+# two sockets a connection, in one process: past a QEMU guest's 1024
+ulimit -n $((3 * CONNS + 64)) || fail "raising the open-file limit to $((3 * CONNS + 64))"
 
 # storm.py READY GO OUT: CONNS tracked loopback connections; writes READY
 # when all are up, waits for GO, splices each server end once, then waits
