@@ -374,6 +374,15 @@ static __always_inline void dest_note(const struct sock_key *key, bool paired)
 		bpf_map_update_elem(&dest_profiles, &dk, &init, BPF_NOEXIST);
 }
 
+/* Is an agent guarding this data plane's sockets now: armed, and renewed
+ * within GUARD_ALIVE_NS (a SIGKILLed agent can't write armed = 0). */
+static __always_inline bool guard_alive(const struct guard_state *gs)
+{
+	/* signed: the coarse clock may lag the agent's write by a tick */
+	return gs->armed &&
+	       (__s64)(bpf_ktime_get_coarse_ns() - gs->alive_ns) <= (__s64)GUARD_ALIVE_NS;
+}
+
 /* May a socket enter the SOCKHASH now?  While the guard is idle: no, and
  * the first socket that asked wakes the agent, which attaches the
  * tracepoints and then arms (so every socket in the map is guarded).
@@ -390,7 +399,7 @@ static __always_inline bool guards_armed(void)
 	gs = bpf_map_lookup_elem(&guard_state, &zero);
 	if (!gs)
 		return false;
-	if (gs->armed && bpf_ktime_get_ns() - gs->alive_ns <= GUARD_ALIVE_NS)
+	if (guard_alive(gs))
 		return true;
 	if (!__sync_val_compare_and_swap(&gs->wanted, 0, 1))
 		bpf_ringbuf_output(&guard_wakeup, &one, sizeof(one), 0);
@@ -1040,6 +1049,22 @@ int msg_redirect(struct sk_msg_md *msg)
 		cfg = bpf_map_lookup_elem(&accel_config, &zero);
 		if (cfg && cfg->test_force_tcp)
 			return fall_back(st, FB_POLICY, size);
+	}
+	/* Nobody guards this socket any more: the agent that armed the guard
+	 * exited (armed = 0) or was killed (not renewed for GUARD_ALIVE_NS).
+	 * Its hooks and enforcer are gone, and a later agent without --pin
+	 * guards its own maps, not these: this copy of the program (the
+	 * psock holds it, net/core/sock_map.c sock_map_link) would go on
+	 * redirecting what nobody watches for splice, MSG_OOB or a cap.
+	 * Move to TCP for good where that is safe (tcp_bpf_recvmsg reads
+	 * what was redirected first, then the TCP queue: order holds);
+	 * where it is not, nothing could end the connection either, and it
+	 * goes on redirecting (DESIGN "What run leaves behind"). */
+	if (guards_lazy && slow_reader_fallback) {
+		struct guard_state *gs = bpf_map_lookup_elem(&guard_state, &zero);
+
+		if (!gs || !guard_alive(gs))
+			return fall_back(st, FB_UNGUARDED, size);
 	}
 	if (!(st->flags & SS_PAIRED)) {
 		/* Active end's first send before anything came in: decide.

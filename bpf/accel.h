@@ -34,7 +34,8 @@
 	X(FB_ULP, "ulp")                 /* the socket has a ULP (kTLS, ...) */      \
 	X(FB_HAZARD, "hazard")           /* its port showed a hazard before */  \
 	X(FB_ARMING, "arming")           /* guards idle: woken, next one pairs */ \
-	X(FB_NO_STORAGE, "no_storage")   /* the kernel gave no socket storage */
+	X(FB_NO_STORAGE, "no_storage")   /* the kernel gave no socket storage */ \
+	X(FB_UNGUARDED, "unguarded")     /* the agent guarding it left or died */
 
 enum fallback_reason { FALLBACK_REASONS(NAMES_ENUM) FB__MAX };
 

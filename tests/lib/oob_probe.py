@@ -4,6 +4,8 @@
   oob_probe.py reader DIR          one connection on 127.0.0.1:0
   oob_probe.py sender PORT DIR
   oob_probe.py plain-sender PORT DIR
+  oob_probe.py late-reader DIR
+  oob_probe.py late-sender PORT DIR
 
 The sender sends, 50 ms apart: "hello", "abc" with MSG_OOB, "world",
 "XY" with MSG_OOB, "tail", then half-closes; it writes DIR/sender.json
@@ -22,6 +24,12 @@ plain-sender connects, writes "PID TID" to DIR/sender.tid, waits for
 DIR/go (10 s) and sends "hello", "world", "tail" with no flag, then
 carries on as the sender: the test marks its thread as inside an urgent
 send in between (a mark whose exit hook never ran).
+
+late-sender sends "hello" at once, writes DIR/sender.tid, waits for
+DIR/go (120 s) and sends the rest; late-reader reads that "hello" as it
+comes (it records "first:hello") and writes DIR/reader.first before it
+carries on as the reader: the test changes what runs in between, on a
+connection whose first bytes already went their way.
 """
 import fcntl
 import os
@@ -52,7 +60,7 @@ def oob(s):
         return "oob-error:" + err_name(e)
 
 
-def reader(d):
+def reader(d, first=False):
     ls = socket.socket()
     ls.bind(("127.0.0.1", 0))
     ls.listen(1)
@@ -61,9 +69,22 @@ def reader(d):
     os.rename(os.path.join(d, "reader.port.tmp"), os.path.join(d, "reader.port"))
     ls.settimeout(10)
     c, _ = ls.accept()
-    wait_file(os.path.join(d, "sender.done"), 10)
+    seen = []
+    if first:
+        c.settimeout(5)
+        got = b""
+        while len(got) < len(SENDS[0][0]):
+            data = c.recv(len(SENDS[0][0]) - len(got))
+            if not data:
+                break
+            got += data
+        seen.append("first:" + got.decode("latin-1"))
+        open(os.path.join(d, "reader.first"), "w").close()
+        wait_file(os.path.join(d, "sender.done"), 120)
+    else:
+        wait_file(os.path.join(d, "sender.done"), 10)
     time.sleep(0.2)
-    seen = ["atmark:%s" % atmark(c), oob(c)]
+    seen += ["atmark:%s" % atmark(c), oob(c)]
     c.settimeout(0.1)
     end, last = "timeout", time.monotonic()
     while time.monotonic() - last < 3:
@@ -88,14 +109,17 @@ def reader(d):
     c.close()
 
 
-def sender(port, d, sends=SENDS):
+def sender(port, d, sends=SENDS, late=False):
     s = socket.create_connection(("127.0.0.1", port), timeout=5)
+    res = []
+    if late:
+        res.append(s.send(sends[0][0], sends[0][1]))
+        sends = sends[1:]
     if sends is not SENDS:
         with open(os.path.join(d, "sender.tid.tmp"), "w") as f:
             f.write("%d %d\n" % (os.getpid(), threading.get_native_id()))
         os.rename(os.path.join(d, "sender.tid.tmp"), os.path.join(d, "sender.tid"))
-        wait_file(os.path.join(d, "go"), 10)
-    res = []
+        wait_file(os.path.join(d, "go"), 120 if late else 10)
     for data, flags in sends:
         try:
             res.append(s.send(data, flags))
@@ -118,6 +142,10 @@ if __name__ == "__main__":
         reader(sys.argv[2])
     elif sys.argv[1] == "sender":
         sender(int(sys.argv[2]), sys.argv[3])
+    elif sys.argv[1] == "late-reader":
+        reader(sys.argv[2], first=True)
+    elif sys.argv[1] == "late-sender":
+        sender(int(sys.argv[2]), sys.argv[3], late=True)
     elif sys.argv[1] == "plain-sender":
         sender(int(sys.argv[2]), sys.argv[3], [(b"hello", 0), (b"world", 0), (b"tail", 0)])
     else:
