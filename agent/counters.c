@@ -61,6 +61,8 @@ const struct counter_def counter_table[] = {
 	  AT(sum.reset_requests_lost) },
 	{ "oob_untracked", "ngx_sockmap_oob_untracked_total", CT_COUNTER, CU_COUNT,
 	  "urgent senders past oob_senders: all sends to TCP", ONE, AT(sum.oob_untracked) },
+	{ "endpoints_swept", "ngx_sockmap_endpoints_swept_total", CT_COUNTER, CU_COUNT,
+	  "offers to pair orphaned by a detach, removed", ONE, AT(gauges.endpoints_swept) },
 	{ "unread.bytes", "ngx_sockmap_unread_bytes", CT_GAUGE, CU_BYTES,
 	  "redirected bytes not read yet, all sockets", ONE, AT(gauges.unread_bytes) },
 	{ "unread.max_bytes", "ngx_sockmap_unread_bytes_max", CT_GAUGE, CU_BYTES,
@@ -122,7 +124,8 @@ int counters_read(const struct agent_maps *m, struct counters *c)
 	/* both ends of a pair count in paired_closed */
 	c->pairs_active = (gauge(2 * c->sum.pairs, c->sum.paired_closed) + 1) / 2;
 	c->map_entries[CM_SOCK_HASH] = c->sockets_now;
-	c->map_entries[CM_ENDPOINTS] = gauge(c->sum.endpoints_added, c->sum.endpoints_removed);
+	c->map_entries[CM_ENDPOINTS] = gauge(c->sum.endpoints_added,
+					     c->sum.endpoints_removed + c->gauges.endpoints_swept);
 	c->sockets_max = map_capacity(m->fd[MAP_SOCK_HASH]);
 	if (c->sockets_max)
 		c->sockets_fill = c->sockets_now * 100 / c->sockets_max;

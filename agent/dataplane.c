@@ -554,6 +554,47 @@ static int config_update(int config_fd, bool paused, const __u64 *netns_only)
 	return bpf_map_update_elem(config_fd, &zero, &cfg, BPF_ANY) ? -errno : 0;
 }
 
+/*
+ * An endpoint (the active end's offer to pair) normally leaves at its
+ * owner's first send, first packet in, or close (bpf/accel.bpf.c
+ * track_closed).  A cgroup detached while the owner sat idle runs no
+ * sock_ops program at that close any more (the program leaves with the
+ * link), so the entry would stay for good, filling the map.  The owner is
+ * in sock_hash under {cookie, snd_isn} from before it registers until
+ * after its close callback (tcp_set_state() runs BPF_SOCK_OPS_STATE_CB,
+ * then unhash, where the kernel drops it from the map: net/ipv4/tcp.c,
+ * net/core/sock_map.c): an endpoint whose owner is not there is an orphan.
+ * Keys are collected first and deleted after the walk: deleting the key a
+ * get_next_key walk stands on restarts it from the first key.  A new
+ * connection taking the same 4-tuple between the check and the delete
+ * loses its endpoint, and so its pairing (TCP, fallbacks{no_peer}): never
+ * a wrong pair.
+ */
+#define SWEEP_MAX 4096
+int dataplane_sweep_endpoints(int endpoints_fd, int sock_hash_fd)
+{
+	static struct sock_key orphans[SWEEP_MAX];
+	struct sock_key key, next, *prev = NULL;
+	struct endpoint ep;
+	struct sock_id owner;
+	__u64 cookie;
+	int n = 0, i, removed = 0;
+
+	while (n < SWEEP_MAX && !bpf_map_get_next_key(endpoints_fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(endpoints_fd, &key, &ep))
+			continue; /* gone meanwhile */
+		owner = (struct sock_id){ .cookie = ep.cookie, .isn = ep.snd_isn };
+		if (!bpf_map_lookup_elem(sock_hash_fd, &owner, &cookie) || errno != ENOENT)
+			continue;
+		orphans[n++] = key;
+	}
+	for (i = 0; i < n; i++)
+		removed += !bpf_map_delete_elem(endpoints_fd, &orphans[i]);
+	return removed;
+}
+
 int dataplane_set_paused(int config_fd, bool paused)
 {
 	return config_update(config_fd, paused, NULL);

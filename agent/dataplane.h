@@ -94,6 +94,9 @@ int dataplane_progs(const struct dataplane *dp, struct prog_ref *out, int max);
 
 /* Pause or resume tracking of new connections through the config map. */
 int dataplane_set_paused(int config_fd, bool paused);
+/* Remove endpoints whose owner socket is gone without its close being seen
+ * (its cgroup was detached first); returns how many, or -errno. */
+int dataplane_sweep_endpoints(int endpoints_fd, int sock_hash_fd);
 /* Track only sockets of the network namespace with this cookie (0: all). */
 int dataplane_set_netns_only(int config_fd, __u64 cookie);
 

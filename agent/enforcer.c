@@ -403,6 +403,7 @@ void enforcer_tick(struct enforcer *e)
 	struct agent_gauges g = { .unread_limit = e->max_unread, .unread_budget = e->budget,
 				  .local_addrs = e->local_addrs, .guards_armed = e->guards_armed,
 				  .netns_unresolved = e->netns_unresolved,
+				  .endpoints_swept = e->endpoints_swept,
 				  .heartbeat_ns = boottime_ns() };
 	static struct unread_record top[UNREAD_SCAN_MAX];
 	static struct reset_ask asks[UNREAD_SCAN_MAX];

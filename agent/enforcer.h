@@ -85,6 +85,7 @@ struct enforcer {
 	size_t n_ns;
 	uint64_t local_addrs;    /* shown in the gauges */
 	uint64_t guards_armed;   /* likewise (guard_arming.c) */
+	uint64_t endpoints_swept; /* likewise (dataplane_sweep_endpoints) */
 	uint64_t netns_unresolved; /* likewise (runtime.c) */
 	/* requests taken from the ring, not yet carried out */
 	struct reset_ask *pending;

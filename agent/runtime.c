@@ -214,6 +214,20 @@ static void k8s_sync(struct runtime *rt)
 	}
 }
 
+/* Endpoints orphaned by a detach (dataplane_sweep_endpoints): rare, and
+ * a walk of the map costs two syscalls an entry, so not every tick. */
+#define SWEEP_EVERY_TICKS 10
+
+static void sweep_endpoints(struct runtime *rt)
+{
+	int n = dataplane_sweep_endpoints(rt->maps.fd[MAP_ENDPOINTS], rt->maps.fd[MAP_SOCK_HASH]);
+
+	if (n > 0) {
+		rt->enforcer.endpoints_swept += n;
+		pr_debug("removed %d orphaned endpoints\n", n);
+	}
+}
+
 static void tick(struct runtime *rt, uint64_t n)
 {
 	static uint64_t ticks;
@@ -224,8 +238,10 @@ static void tick(struct runtime *rt, uint64_t n)
 	runtime_refresh_netns(rt, NULL, 0);
 	arming_tick(&rt->arming);
 	rt->enforcer.guards_armed = rt->arming.armed;
-	enforcer_tick(&rt->enforcer);
 	ticks += n;
+	if (ticks % SWEEP_EVERY_TICKS == 0)
+		sweep_endpoints(rt);
+	enforcer_tick(&rt->enforcer);
 	check_targets(rt);
 	if (rt->k8s.selector && ticks % FOLLOW_EVERY_TICKS == 0)
 		k8s_sync(rt);

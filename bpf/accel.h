@@ -332,6 +332,8 @@ struct agent_gauges {
 				 * namespace the agent may not open */
 	__u64 heartbeat_ns;     /* CLOCK_BOOTTIME of the agent loop's last
 				 * tick: `ngx-sockmap health` checks its age */
+	__u64 endpoints_swept;  /* orphaned endpoints the agent removed
+				 * (dataplane_sweep_endpoints) */
 };
 
 #define ACCEL_MAX_SOCKETS 131072
