@@ -50,6 +50,22 @@ static int hook_progs(const struct guard *g, enum guard_hooks hooks, struct bpf_
 	return n;
 }
 
+/* The tag of the data plane's loaded msg_redirect, by which the guard
+ * knows our sockets (guard.bpf.c our_socket). */
+static int msg_redirect_tag(const struct bpf_object *dataplane, __u64 *tag)
+{
+	struct bpf_program *p = bpf_object__find_program_by_name(dataplane, "msg_redirect");
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	if (!p || bpf_program__fd(p) < 0)
+		return -ENOENT;
+	if (bpf_prog_get_info_by_fd(bpf_program__fd(p), &info, &len))
+		return -errno;
+	memcpy(tag, info.tag, sizeof(*tag));
+	return 0;
+}
+
 /* Open and load with one set of hooks (NONE: sockopt_ulp alone); the
  * others are not loaded. */
 static int load_with(struct guard *g, const struct bpf_object *dataplane, enum guard_hooks hooks)
@@ -61,6 +77,9 @@ static int load_with(struct guard *g, const struct bpf_object *dataplane, enum g
 	g->skel = guard_bpf__open();
 	if (!g->skel)
 		return -errno;
+	err = msg_redirect_tag(dataplane, &g->skel->rodata->msg_redirect_tag);
+	if (err)
+		return err;
 	g->hooks = hooks;
 	for (k = 0; k < 2; k++) {
 		if (sets[k] == hooks)

@@ -67,14 +67,21 @@ struct {
 	__type(value, __u8);
 } spliced SEC(".maps");
 
+/* The tag of the data plane's msg_redirect (bpf_prog_info.tag: a hash of
+ * its instructions, kernel/bpf/core.c bpf_prog_calc_tag), set by the agent
+ * (agent/guard.c) before loading: the program, not its name, says a socket
+ * is ours.  Another sockmap user's program may be called msg_redirect too;
+ * a previous run of this build (--pin, or live pairs of an agent before)
+ * carries the same instructions. */
+const volatile __u64 msg_redirect_tag = 0;
+
 /* sk, if it is one of ours: in a sockmap with our sk_msg program.  Probe
  * reads all along: a tracepoint gets no typed pointers. */
 static __always_inline struct sock *our_socket(struct sock *sk)
 {
 	struct sk_psock *psock;
 	struct bpf_prog *prog;
-	char name[16] = {};
-	__u64 ud;
+	__u64 ud, tag = 0;
 
 	if (!sk)
 		return NULL;
@@ -85,9 +92,8 @@ static __always_inline struct sock *our_socket(struct sock *sk)
 	prog = BPF_CORE_READ(psock, progs.msg_parser);
 	if (!prog)
 		return NULL;
-	/* by name: sockets of a previous --pin run carry its program */
-	bpf_probe_read_kernel_str(name, sizeof(name), BPF_CORE_READ(prog, aux, name));
-	if (__builtin_memcmp(name, "msg_redirect", 13))
+	bpf_core_read(&tag, sizeof(tag), &prog->tag);
+	if (!msg_redirect_tag || tag != msg_redirect_tag)
 		return NULL;
 	return sk;
 }
