@@ -7,8 +7,9 @@
 . "$(dirname "$0")/../lib/common.sh"
 
 cd "$TOP" || fail "cd $TOP"
-# every path in backquotes on a "- `...`" line of the map section
-sed -n '/^## Map of the rooms/,$p' docs/DESIGN.md |
+# every path in backquotes on a "- `...`" line of the map section (up to
+# the next section: the map opens the page)
+sed -n '/^## Map of the rooms/,/^## /p' docs/DESIGN.md |
 	grep -o '^- `[^`]*`\(, `[^`]*`\)*' | grep -o '`[^`]*`' | tr -d '`' | sort -u >"$TMP/map"
 [ -s "$TMP/map" ] || fail "no map found in docs/DESIGN.md"
 {
