@@ -19,7 +19,6 @@
 . "$(dirname "$0")/../lib/proxy.sh"
 
 PIN=/sys/fs/bpf/ngx-sockmap
-MIB=1048576
 
 [ -e "$PIN" ] && fail "$PIN exists before the test: left over by an earlier run ($(ls -A "$PIN" | head -5 | tr '\n' ' '))"
 # If the test dies half-way, take down what --pin left behind

@@ -15,19 +15,14 @@
 # test turns it on while it runs and restores it (a global switch: every
 # BPF program on the host is timed meanwhile, at a few ns per run).
 . "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/proxy.sh"
 for t in prometheus promtool wrk; do
 	command -v $t >/dev/null || skip "$t missing (Debian packages prometheus, wrk; make deps)"
 done
 python3 -c 'import yaml' 2>/dev/null || skip "python3 yaml module missing (Debian package python3-yaml)"
 
-PORT_UP=18520 PORT_PX=18521 MPORT=19535 PPORT=19536
-U=$(cg_make up) C=$(cg_make cl) P=$(cg_make px)
-mkdir -p "$TMP/nginx-up/html"
-head -c 65536 /dev/urandom >"$TMP/nginx-up/html/64k.bin"
-nginx_start up upstream.conf "$U" LISTEN=127.0.0.1:$PORT_UP SENDFILE=on >/dev/null
-nginx_start px proxy.conf "$P" LISTEN=127.0.0.1:$PORT_PX UPSTREAM=127.0.0.1:$PORT_UP >/dev/null
-wait_port 127.0.0.1 $PORT_UP
-wait_port 127.0.0.1 $PORT_PX
+MPORT=19535 PPORT=19536
+proxy_setup 18520 18521
 ns=$(ns_make prom)
 host=vsm$$h
 veth_quiet "$host" vsm$$p "$ns" 10.213.10.1 10.213.10.2

@@ -14,19 +14,9 @@ cg_new CX other
 port=19437
 agent_start -c "$CS" -c "$CC" --metrics 127.0.0.1:$port
 
-# one local pair: the client sends 100000 bytes, the server answers with a
-# 64-byte ack line and 200000 bytes
-tk_server s "$CS" - --listen 127.0.0.1:0 --mode verify --conns 1 --expect-bytes 100000 \
-	--reply-bytes 200000 --duration 30
-tk_client c "$CC" - --connect 127.0.0.1:${SPORT[s]} --mode verify --bytes 100000
-tk_wait s
-tk_ok s "server read the payload"
-tk_ok c "client read the answer"
-# and one connection whose client is not in an attached cgroup
-tk_server s2 "$CS" - --listen 127.0.0.1:0 --mode verify --conns 1 --expect-bytes 1000 --duration 30
-tk_client c2 "$CX" - --connect 127.0.0.1:${SPORT[s2]} --mode verify --bytes 1000
-tk_wait s2
-tk_ok c2 "unaccelerated connection works"
+# one local pair, and one connection whose client is not in an attached
+# cgroup
+tk_pair_and_outsider "$CS" "$CC" "$CX"
 sleep 1.5 # fewer events than a wake-up batch: the agent's 1 s tick reads them
 
 curl -s "127.0.0.1:$port/metrics" >"$TMP/metrics.txt" || fail "scrape failed"

@@ -21,16 +21,7 @@ ok "status: connection events on a ring buffer"
 ok "status text names the transport"
 st r0 redirected_msgs
 
-tk_server s "$CS" - --listen 127.0.0.1:0 --mode verify --conns 1 --expect-bytes 100000 \
-	--reply-bytes 200000 --duration 30
-tk_client c "$CC" - --connect 127.0.0.1:${SPORT[s]} --mode verify --bytes 100000
-tk_wait s
-tk_ok s "server read the payload"
-tk_ok c "client read the answer"
-tk_server s2 "$CS" - --listen 127.0.0.1:0 --mode verify --conns 1 --expect-bytes 1000 --duration 30
-tk_client c2 "$CX" - --connect 127.0.0.1:${SPORT[s2]} --mode verify --bytes 1000
-tk_wait s2
-tk_ok c2 "unaccelerated connection works"
+tk_pair_and_outsider "$CS" "$CC" "$CX"
 st r1 redirected_msgs
 assert_ge $((r1 - r0)) 2 "the pair was redirected"
 sleep 1.5 # the tick consumes what the ring buffer's own wake-ups did not

@@ -19,7 +19,6 @@ cg_new CS srv
 cg_new CC cli
 agent_start -c "$CS" -c "$CC"
 
-MIB=1048576
 seed=500
 # case NAME SERVER_ARGS -- CLIENT_ARGS: one run, both ends must report ok
 case_run() {
@@ -98,11 +97,7 @@ assert_ge $((m_end - m_start)) 1 "redirected_msgs moved"
 log "fallbacks: $(fallbacks)"
 
 # Every socket of every case is closed by now: nothing may stay tracked.
-for i in $(seq 1 50); do
-	st socks sockets
-	[ "$socks" = 0 ] && break
-	sleep 0.2
-done
+st_until socks sockets 0 10
 assert_eq "$socks" 0 "no tracked socket left after half-closes and resets"
 
 agent_stop || fail "agent did not exit 0 on SIGTERM"

@@ -18,7 +18,7 @@ cg_new CS srv
 cg_new CC cli
 agent_start -c "$CS" -c "$CC"
 
-MIB=1048576 BYTES=$((4 * 1048576))
+BYTES=$((4 * MIB))
 seed=600
 # pair_run NAME LISTEN CONNECT_HOST MODE: one connection, checked, paired.
 # MODE paced is echo with 64 KiB in flight at most: the reader keeps up, so

@@ -17,10 +17,7 @@
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/tcpkit.sh"
 . "$(dirname "$0")/../lib/isolation.sh"
-cg_new CAS a_srv # attached
-cg_new CAC a_cli # not attached
-cg_new CBC b_cli # attached
-cg_new CBS b_srv # not attached
+iso_cgroups
 ns_new NA a
 ns_new NB b
 # each world in one namespace: client and server share it

@@ -14,7 +14,6 @@ P=$(cg_make px) || fail "$P"
 C=$(cg_make cl) || fail "$C"
 
 PORT_PX_ON=18180 PORT_UP_ON=18181 PORT_UP_OFF=18182 PORT_PX_OFF=18183
-MIB=1048576
 DIAG_PORTS="$PORT_PX_ON $PORT_UP_ON $PORT_UP_OFF $PORT_PX_OFF"
 declare -A SHA SIZE
 

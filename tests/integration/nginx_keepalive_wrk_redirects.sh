@@ -6,6 +6,7 @@
 # redirected_msgs move; and once wrk has ended and both nginx are stopped,
 # the `sockets` gauge falls back to 0 (every tracked socket seen closing).
 . "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/proxy.sh"
 
 # wrk_check OUTFILE LABEL: wrk ran, made requests, no socket errors, no
 # non-2xx/3xx responses (wrk prints those lines only when non-zero)
@@ -20,19 +21,7 @@ wrk_check() {
 	ok "$label: zero non-2xx responses"
 }
 
-PORT_UP=18200 PORT_PX=18201
-DIAG_PORTS="$PORT_UP $PORT_PX"
-
-U=$(cg_make up) || fail "$U"
-P=$(cg_make px) || fail "$P"
-C=$(cg_make cl) || fail "$C"
-
-mkdir -p "$TMP/nginx-up/html"
-head -c 65536 /dev/urandom >"$TMP/nginx-up/html/64k.bin"
-nginx_start up upstream.conf "$U" LISTEN=127.0.0.1:$PORT_UP SENDFILE=on >/dev/null
-nginx_start px proxy.conf "$P" LISTEN=127.0.0.1:$PORT_PX UPSTREAM=127.0.0.1:$PORT_UP >/dev/null
-wait_port 127.0.0.1 $PORT_UP
-wait_port 127.0.0.1 $PORT_PX
+proxy_setup 18200 18201
 
 agent_start -c "$P" -c "$U" -c "$C"
 st pairs0 pairs
@@ -59,11 +48,7 @@ st sockets sockets
 log "sockets tracked after wrk, nginx still up: $sockets"
 nginx_stop "$TMP/nginx-px"
 nginx_stop "$TMP/nginx-up"
-for i in $(seq 1 50); do
-	st sockets sockets
-	[ "$sockets" = 0 ] && break
-	sleep 0.1
-done
+st_until sockets sockets 0 5
 [ "$sockets" = 0 ] || {
 	"$AGENT" status
 	ss -tanp 'sport >= 18200 and sport <= 18201 or dport >= 18200 and dport <= 18201' | head -20

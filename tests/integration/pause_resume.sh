@@ -12,7 +12,6 @@
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/proxy.sh"
 
-MIB=1048576
 proxy_setup 18230 18231
 
 # paused_is WANT LABEL: the status `paused` field is true (1) or false (0)

@@ -20,7 +20,6 @@ cg_new CS srv
 cg_new CC cli
 agent_start -c "$CS" -c "$CC"
 
-MIB=1048576
 seed=100
 for size in 1 20; do
 	bytes=$((size * MIB))

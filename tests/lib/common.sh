@@ -7,6 +7,7 @@ set -u
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 AGENT=$TOP/build/ngx-sockmap
 TOOLS=$TOP/build/tools
+MIB=1048576
 # cgroups, veths, nginx_stop, alive, port_wait: shared with bench/run
 . "$TOP/tests/lib/host.sh"
 # Names of what tests create carry the runner's tag (tests/run), so its
@@ -205,6 +206,16 @@ st() {
 	[[ $v =~ ^[0-9]+$ ]] ||
 		fail "status --json field $2: got '$v' $(head -c 200 "$TMP/st.err")"
 	printf -v "$1" '%s' "$v"
+}
+# st_until VAR FIELD WANT SECS: st VAR FIELD until it is WANT, for SECS at
+# most (gauges drain after the kernel closes sockets); VAR: the last value
+st_until() {
+	local t=$((SECONDS + $4))
+	st "$1" "$2"
+	while [ "${!1}" != "$3" ] && [ $SECONDS -lt $t ]; do
+		sleep 0.1
+		st "$1" "$2"
+	done
 }
 # diag: queues of this test's connections and the agent's view, printed
 # before a FAIL about traffic (DIAG_PORTS: this test's nginx ports)

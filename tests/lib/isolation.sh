@@ -2,8 +2,9 @@
 # The two netns-isolation tests (loopback and veth) run the same experiment
 # on differently built worlds.  The caller sets up two worlds, A and B,
 # with identical addresses, and names:
-#   CAS CAC CBC CBS   cgroups: A's server (attached), A's client (not),
-#                     B's client (attached), B's server (not)
+#   CAS CAC CBC CBS   cgroups (iso_cgroups makes them): A's server
+#                     (attached), A's client (not), B's client (attached),
+#                     B's server (not)
 #   NAC NAS NBC NBS   each one's network namespace (client and server may
 #                     share one)
 #   SRV_IP CLI_IP     the server's and the client's address in every world
@@ -13,6 +14,24 @@
 # Source after common.sh and tcpkit.sh.
 
 PORT=9000 BYTES=1048576
+
+# iso_cgroups: the four cgroups, in this shell
+iso_cgroups() {
+	cg_new CAS a_srv # attached
+	cg_new CAC a_cli # not attached
+	cg_new CBC b_cli # attached
+	cg_new CBS b_srv # not attached
+}
+
+# iso_servers: each world's server, two connections each, then the
+# caller's wait for the agent to know the worlds (iso_ready, optional)
+iso_servers() {
+	local srv_args=(--listen $SRV_IP:$PORT --mode verify --expect-bytes $BYTES
+		--reply-bytes $BYTES --conns 2 --duration 60)
+	tk_server sa "$CAS" "$NAS" "${srv_args[@]}" --seed $SEED_A
+	tk_server sb "$CBS" "$NBS" "${srv_args[@]}" --seed $SEED_B
+	if declare -F iso_ready >/dev/null; then iso_ready; fi
+}
 
 # progs CGROUP: how many BPF programs are attached to CGROUP
 iso_progs() {
@@ -52,19 +71,12 @@ iso_round() {
 
 # iso_run NO_PAIR_LABEL: the whole experiment, with the agent running
 iso_run() {
-	local srv_args
 	assert_ge "$(iso_progs "$CAS")" 1 "A's server cgroup is attached"
 	assert_ge "$(iso_progs "$CBC")" 1 "B's client cgroup is attached"
 	assert_eq "$(iso_progs "$CAC")/$(iso_progs "$CBS")" 0/0 \
 		"A's client and B's server cgroups are not"
 
-	srv_args=(--listen $SRV_IP:$PORT --mode verify --expect-bytes $BYTES
-		--reply-bytes $BYTES --conns 2 --duration 60)
-	tk_server sa "$CAS" "$NAS" "${srv_args[@]}" --seed $SEED_A
-	tk_server sb "$CBS" "$NBS" "${srv_args[@]}" --seed $SEED_B
-	# the caller's wait for the agent to know the worlds (optional)
-	if declare -F iso_ready >/dev/null; then iso_ready; fi
-
+	iso_servers
 	st p0 pairs
 	st m0 redirected_msgs
 	st s0 sockets_total
@@ -100,13 +112,7 @@ iso_run() {
 # the two registrations apart (without it the second is ambiguous and
 # nothing pairs): every connection must pair, in its own world.
 iso_run_both_tracked() {
-	local srv_args
-	srv_args=(--listen $SRV_IP:$PORT --mode verify --expect-bytes $BYTES
-		--reply-bytes $BYTES --conns 2 --duration 60)
-	tk_server sa "$CAS" "$NAS" "${srv_args[@]}" --seed $SEED_A
-	tk_server sb "$CBS" "$NBS" "${srv_args[@]}" --seed $SEED_B
-	# the caller's wait for the agent to know the worlds (optional)
-	if declare -F iso_ready >/dev/null; then iso_ready; fi
+	iso_servers
 	st p0 pairs
 	st a0 fallbacks.ambiguous
 	st m0 redirected_msgs

@@ -35,8 +35,7 @@ import os
 import socket
 import struct
 import sys
-import time
-from probekit import err_name, end_of, dump, wait_file
+from probekit import err_name, dump, wait_file, listen_local, read_until_quiet
 
 SOL_TLS = 282                 # include/linux/socket.h
 TCP_ULP = 31                  # include/uapi/linux/tcp.h
@@ -91,36 +90,15 @@ def check():
 
 def reader(d, name, rx):
     p = os.path.join(d, name)
-    ls = socket.socket()
-    ls.bind(("127.0.0.1", 0))
-    ls.listen(1)
-    with open(p + ".port.tmp", "w") as f:
-        f.write(str(ls.getsockname()[1]))
-    os.rename(p + ".port.tmp", p + ".port")
-    ls.settimeout(10)
+    ls = listen_local(p + ".port", 10)
     c, _ = ls.accept()
     c.sendall(b"R")
     ulp = "none"
     if rx:
         ulp = set_ktls(c, TLS_RX)
         open(p + ".rx_ready", "w").close()
-    c.settimeout(0.1)
-    data, end, last = bytearray(), "timeout", time.monotonic()
-    while time.monotonic() - last < 3:
-        try:
-            d_ = c.recv(65536)
-        except socket.timeout:
-            continue
-        except BlockingIOError:
-            continue  # tcp_bpf may say EAGAIN to a woken reader
-        except OSError as e:
-            end = end_of(e)
-            break
-        if not d_:
-            end = "eof"
-            break
-        last = time.monotonic()
-        data += d_
+    data = bytearray()
+    end = read_until_quiet(c, 65536, data.extend)
     with open(p + ".bin", "wb") as f:
         f.write(data)
     dump(p + ".reader.json", {"got": len(data), "end": end, "ulp": ulp,

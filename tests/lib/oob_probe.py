@@ -38,7 +38,8 @@ import struct
 import sys
 import threading
 import time
-from probekit import err_name, end_of, dump, wait_file
+from probekit import (err_name, dump, wait_file, write_atomic, listen_local, read_until_quiet,
+                      sender_done)
 
 SIOCATMARK = 0x8905
 SENDS = [(b"hello", 0), (b"abc", socket.MSG_OOB), (b"world", 0),
@@ -61,48 +62,29 @@ def oob(s):
 
 
 def reader(d, first=False):
-    ls = socket.socket()
-    ls.bind(("127.0.0.1", 0))
-    ls.listen(1)
-    with open(os.path.join(d, "reader.port.tmp"), "w") as f:
-        f.write(str(ls.getsockname()[1]))
-    os.rename(os.path.join(d, "reader.port.tmp"), os.path.join(d, "reader.port"))
-    ls.settimeout(10)
+    ls = listen_local(os.path.join(d, "reader.port"), 10)
     c, _ = ls.accept()
     seen = []
     if first:
         c.settimeout(5)
-        got = b""
-        while len(got) < len(SENDS[0][0]):
-            data = c.recv(len(SENDS[0][0]) - len(got))
+        head = b""
+        while len(head) < len(SENDS[0][0]):
+            data = c.recv(len(SENDS[0][0]) - len(head))
             if not data:
                 break
-            got += data
-        seen.append("first:" + got.decode("latin-1"))
+            head += data
+        seen.append("first:" + head.decode("latin-1"))
         open(os.path.join(d, "reader.first"), "w").close()
         wait_file(os.path.join(d, "sender.done"), 120)
     else:
         wait_file(os.path.join(d, "sender.done"), 10)
     time.sleep(0.2)
     seen += ["atmark:%s" % atmark(c), oob(c)]
-    c.settimeout(0.1)
-    end, last = "timeout", time.monotonic()
-    while time.monotonic() - last < 3:
-        try:
-            data = c.recv(4096)
-        except socket.timeout:
-            continue
-        except BlockingIOError:
-            continue  # tcp_bpf may say EAGAIN to a woken reader
-        except OSError as e:
-            end = end_of(e)
-            break
-        if not data:
-            end = "eof"
-            break
-        last = time.monotonic()
+
+    def got(data):
         seen.append("data:" + data.decode("latin-1"))
         seen.append("atmark:%s" % atmark(c))
+    end = read_until_quiet(c, 4096, got)
     seen.append(oob(c))
     stream = "".join(x[5:] for x in seen if x.startswith("data:"))
     dump(os.path.join(d, "reader.json"), {"seen": seen, "stream": stream, "end": end})
@@ -116,9 +98,8 @@ def sender(port, d, sends=SENDS, late=False):
         res.append(s.send(sends[0][0], sends[0][1]))
         sends = sends[1:]
     if sends is not SENDS:
-        with open(os.path.join(d, "sender.tid.tmp"), "w") as f:
-            f.write("%d %d\n" % (os.getpid(), threading.get_native_id()))
-        os.rename(os.path.join(d, "sender.tid.tmp"), os.path.join(d, "sender.tid"))
+        write_atomic(os.path.join(d, "sender.tid"),
+                     "%d %d\n" % (os.getpid(), threading.get_native_id()))
         wait_file(os.path.join(d, "go"), 120 if late else 10)
     for data, flags in sends:
         try:
@@ -131,10 +112,7 @@ def sender(port, d, sends=SENDS, late=False):
         res.append("shutdown:ok")
     except OSError as e:
         res.append("shutdown:error:" + err_name(e))
-    dump(os.path.join(d, "sender.json"), {"sends": res})
-    open(os.path.join(d, "sender.done"), "w").close()
-    wait_file(os.path.join(d, "reader.json"), 10)
-    s.close()
+    sender_done(s, d, {"sends": res}, 10)
 
 
 if __name__ == "__main__":

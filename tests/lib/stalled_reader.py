@@ -24,7 +24,7 @@ import select
 import socket
 import sys
 import time
-from probekit import end_of, dump, wait_file
+from probekit import end_of, dump, wait_file, listen_local, sender_done
 
 PERIOD = 251  # prime: a shifted or repeated chunk never matches
 PAT = bytes(i % PERIOD for i in range(PERIOD * ((1 << 20) // PERIOD + 2)))
@@ -37,13 +37,7 @@ def pattern(off, n):
 
 
 def reader(d):
-    ls = socket.socket()
-    ls.bind(("127.0.0.1", 0))
-    ls.listen(1)
-    with open(os.path.join(d, "reader.port.tmp"), "w") as f:
-        f.write(str(ls.getsockname()[1]))
-    os.rename(os.path.join(d, "reader.port.tmp"), os.path.join(d, "reader.port"))
-    ls.settimeout(30)
+    ls = listen_local(os.path.join(d, "reader.port"), 30)
     c, _ = ls.accept()
     wait_file(os.path.join(d, "sender.done"), 60)
     # $READER_HOLD_SECS: stay stalled that much longer (the host-wide
@@ -92,10 +86,7 @@ def sender(port, d, limit, secs):
         except OSError as e:
             end = end_of(e)
             break
-    dump(os.path.join(d, "sender.json"), {"accepted": accepted, "end": end})
-    open(os.path.join(d, "sender.done"), "w").close()
-    wait_file(os.path.join(d, "reader.json"), 30)
-    s.close()
+    sender_done(s, d, {"accepted": accepted, "end": end}, 30)
 
 
 if __name__ == "__main__":

@@ -92,6 +92,23 @@ tk_ok() {
 	fi
 	ok "$2"
 }
+# tk_pair_and_outsider CS CC CX: one local pair (a client in CC sends
+# 100000 bytes, the server in CS answers with a 64-byte ack line and
+# 200000 bytes) and one connection whose client is in CX, not attached
+# (1000 bytes); each checked byte for byte
+tk_pair_and_outsider() {
+	tk_server s "$1" - --listen 127.0.0.1:0 --mode verify --conns 1 --expect-bytes 100000 \
+		--reply-bytes 200000 --duration 30
+	tk_client c "$2" - --connect 127.0.0.1:${SPORT[s]} --mode verify --bytes 100000
+	tk_wait s
+	tk_ok s "server read the payload"
+	tk_ok c "client read the answer"
+	tk_server s2 "$1" - --listen 127.0.0.1:0 --mode verify --conns 1 --expect-bytes 1000 \
+		--duration 30
+	tk_client c2 "$3" - --connect 127.0.0.1:${SPORT[s2]} --mode verify --bytes 1000
+	tk_wait s2
+	tk_ok c2 "unaccelerated connection works"
+}
 # wait_file FILE LABEL: wait up to 10 s for FILE to appear
 wait_file() {
 	local i

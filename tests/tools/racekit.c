@@ -120,21 +120,6 @@ static enum fail errno_fail(int err)
 	return err == ECONNRESET || err == EPIPE || err == ECONNABORTED ? F_RESET : F_OTHER;
 }
 
-static int wait_fd(struct conn *c, short ev)
-{
-	struct pollfd p = { .fd = c->fd, .events = ev };
-	int ms;
-
-	while (!g_stop) {
-		ms = (int)((c->deadline - now_s()) * 1000);
-		if (ms <= 0)
-			return 0;
-		if (poll(&p, 1, ms > 100 ? 100 : ms) > 0)
-			return 1;
-	}
-	return 0;
-}
-
 static int write_all(struct conn *c, const uint8_t *p, size_t len, const char *what)
 {
 	ssize_t n;
@@ -150,7 +135,7 @@ static int write_all(struct conn *c, const uint8_t *p, size_t len, const char *w
 			conn_fail(c, errno_fail(errno), "send %s: %s", what, strerror(errno));
 			return -1;
 		}
-		if (!wait_fd(c, POLLOUT)) {
+		if (!wait_fd(c->fd, POLLOUT, c->deadline)) {
 			conn_fail(c, F_TIMEOUT, "send %s: blocked for %.1f s", what, o.timeout);
 			return -1;
 		}
@@ -178,7 +163,7 @@ static int read_full(struct conn *c, uint8_t *p, size_t len, const char *what)
 				  strerror(errno), got, len);
 			return -1;
 		}
-		if (!wait_fd(c, POLLIN)) {
+		if (!wait_fd(c->fd, POLLIN, c->deadline)) {
 			conn_fail(c, F_TIMEOUT, "%s: nothing for %.1f s after %zu of %zu bytes",
 				  what, o.timeout, got, len);
 			return -1;
@@ -259,7 +244,7 @@ static void expect_eof(struct conn *c, const char *what)
 				  strerror(errno));
 			return;
 		}
-		if (!wait_fd(c, POLLIN)) {
+		if (!wait_fd(c->fd, POLLIN, c->deadline)) {
 			conn_fail(c, F_TIMEOUT, "%s: no EOF for %.1f s", what, o.timeout);
 			return;
 		}
@@ -395,7 +380,7 @@ static void client_one(bool client_first)
 		conn_fail(&c, errno_fail(errno), "connect: %s", strerror(errno));
 		goto out;
 	}
-	if (!wait_fd(&c, POLLOUT)) {
+	if (!wait_fd(c.fd, POLLOUT, c.deadline)) {
 		conn_fail(&c, F_TIMEOUT, "connect: no answer for %.1f s", o.timeout);
 		goto out;
 	}

@@ -139,24 +139,6 @@ static void conn_errno(struct conn *c, int err, const char *what)
 	conn_end(c, is_reset(err) ? "reset" : "error", "%s:%s", what, strerrorname_np(err));
 }
 
-/* Wait for ev on c->fd until the deadline: 1 ready, 0 timeout/stop */
-static int wait_fd(struct conn *c, short ev)
-{
-	struct pollfd p = { .fd = c->fd, .events = ev };
-	int ms;
-
-	while (!g_stop) {
-		ms = (int)((c->deadline - now_s()) * 1000);
-		if (ms <= 0)
-			return 0;
-		if (ms > 100)
-			ms = 100;
-		if (poll(&p, 1, ms) > 0)
-			return 1;
-	}
-	return 0;
-}
-
 /* ------------------------------------------------------------------ */
 /* server                                                               */
 
@@ -203,7 +185,7 @@ static ssize_t srv_read(struct srv_conn *s, uint8_t *buf, size_t len)
 		}
 		if (errno != EAGAIN && errno != EINTR)
 			return -errno;
-		if (!wait_fd(&s->c, POLLIN))
+		if (!wait_fd(s->c.fd, POLLIN, s->c.deadline))
 			return R_TIMEOUT;
 		/* poll says readable while splice finds nothing (bytes sit in
 		 * the psock): don't spin on the CPU we share */
@@ -373,7 +355,7 @@ static void cli_one(void)
 	 * it with the server's view */
 	getsockname(c.fd, (void *)&me, &len);
 	c.port = ntohs(me.sin_port);
-	if (!wait_fd(&c, POLLOUT)) {
+	if (!wait_fd(c.fd, POLLOUT, c.deadline)) {
 		conn_end(&c, "timeout", "connect");
 		goto out;
 	}
@@ -407,7 +389,7 @@ static void cli_one(void)
 			conn_errno(&c, errno, "send");
 			goto out;
 		}
-		if (!wait_fd(&c, POLLOUT)) {
+		if (!wait_fd(c.fd, POLLOUT, c.deadline)) {
 			conn_end(&c, "timeout", "send_blocked_at_%" PRIu64, sent);
 			goto out;
 		}
@@ -427,7 +409,7 @@ static void cli_one(void)
 			conn_errno(&c, errno, "recv_ack");
 			goto out;
 		}
-		if (!wait_fd(&c, POLLIN)) {
+		if (!wait_fd(c.fd, POLLIN, c.deadline)) {
 			conn_end(&c, "timeout", "no_ack_for_%.1fs", o.timeout);
 			goto out;
 		}
