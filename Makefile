@@ -3,7 +3,7 @@
 
 .DELETE_ON_ERROR:
 .PHONY: all deps test tools demo bench bench-maps compose-bench clean check-tools \
-	vmtest vmtest-quick vmtest-systemd kernels-doc man install uninstall deb
+	vmtest vmtest-quick vmtest-systemd kernels-doc counters-doc man install uninstall deb
 
 BUILD    := build
 CLANG    ?= clang-19
@@ -107,7 +107,12 @@ $(BUILD)/prog/%: tests/prog/%.c tests/unit/check.h bpf/*.h agent/*.h $(SKELS) $(
 	@echo "  CC      $@"
 	$(Q)$(CC) $(CFLAGS) $< $(filter-out $(BUILD)/agent/main.o,$(AGENT_OBJS)) -o $@ $(LDLIBS)
 
-tools: $(TOOLS) $(UNITS) $(PROGS)
+# README's lists of the counter table, from the table (make counters-doc)
+$(BUILD)/counters-doc: scripts/counters_doc.c agent/*.h bpf/*.h $(AGENT_OBJS)
+	@echo "  CC      $@"
+	$(Q)$(CC) $(CFLAGS) $< $(filter-out $(BUILD)/agent/main.o,$(AGENT_OBJS)) -o $@ $(LDLIBS)
+
+tools: $(TOOLS) $(UNITS) $(PROGS) $(BUILD)/counters-doc
 
 deps:
 	./scripts/deps.sh
@@ -148,8 +153,18 @@ kernels-doc:
 	sed '/^<!-- matrix -->$$/q' docs/kernels.md >docs/kernels.md.new
 	sed '1,2d' build/vmtest/matrix.md >>docs/kernels.md.new
 	mv docs/kernels.md.new docs/kernels.md
-	python3 -c 'import re,sys; r=open("README.md").read(); t=open("build/vmtest/summary.md").read(); \
-	  open("README.md","w").write(re.sub(r"(?s)(<!-- kernels -->\n).*?(<!-- /kernels -->)", lambda m: m.group(1)+t+m.group(2), r))'
+	./scripts/doc-block.py set README.md kernels <build/vmtest/summary.md
+
+# README's counter fields of `status --json` and its /metrics table of the
+# counters, between "<!-- counters-json -->" and "<!-- counters-metrics -->"
+# and their closing marks, from agent/counters.c's table itself
+# (scripts/counters_doc.c); tests/integration/readme_counters.sh fails when
+# they drift.
+counters-doc: $(BUILD)/counters-doc
+	$(BUILD)/counters-doc json >$(BUILD)/counters-json.md
+	$(BUILD)/counters-doc metrics >$(BUILD)/counters-metrics.md
+	./scripts/doc-block.py set README.md counters-json <$(BUILD)/counters-json.md
+	./scripts/doc-block.py set README.md counters-metrics <$(BUILD)/counters-metrics.md
 
 demo: deps
 	$(MAKE) all tools
