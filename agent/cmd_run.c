@@ -23,240 +23,33 @@
 #include "runtime.h"
 #include "selftest.h"
 
-/* ---- options ---- */
-
-enum {
-	OPT_PID_FILE = 1000, OPT_PORTS, OPT_PIN, OPT_NO_FOLLOW, OPT_SHORT_CONN, OPT_XDP,
-	OPT_XDP_SAMPLE, OPT_METRICS, OPT_MAX_UNREAD, OPT_UNREAD_BUDGET, OPT_FORCE,
-	OPT_ALLOW_ROOT, OPT_ANY_PROCESS, OPT_K8S_SELECTOR, OPT_K8S_NODE, OPT_K8S_API,
-	OPT_GUARD_IDLE, OPT_GUARD_HOOKS, OPT_RESETS, OPT_UNREAD_SCAN, OPT_MAX_SOCKETS,
-};
-
-static const struct argp_option run_options[] = {
-	{ "cgroup", 'c', "PATH", 0,
-	  "cgroup v2 directory to attach to (absolute, or relative to the cgroup v2 mount); "
-	  "repeatable", 0 },
-	{ "nginx-pid", 'p', "PID", 0, "attach to the cgroup of this process; repeatable", 0 },
-	{ "nginx-pid-file", OPT_PID_FILE, "FILE", 0,
-	  "attach to the cgroup of the pid in FILE (default with no target: " DEFAULT_PID_FILE ")",
-	  0 },
-	{ "ports", OPT_PORTS, "LIST", 0,
-	  "track only connections with a local or remote port in LIST, e.g. 80,8000-8100 "
-	  "(default: all ports)", 0 },
-	{ "allow-root-cgroup", OPT_ALLOW_ROOT, NULL, 0,
-	  "allow a target that is the root cgroup (every process on the host)", 0 },
-	{ "any-process", OPT_ANY_PROCESS, NULL, 0,
-	  "allow --nginx-pid / pid-file targets that are not nginx processes", 0 },
-	{ "k8s-selector", OPT_K8S_SELECTOR, "LABELS", 0,
-	  "Kubernetes: attach to the pods on this node that match the label selector, "
-	  "e.g. app.kubernetes.io/name=nginx (asked again every 2 s; the DaemonSet's way)", 0 },
-	{ "k8s-node", OPT_K8S_NODE, "NAME", 0, "this node's name (default: $NODE_NAME)", 0 },
-	{ "k8s-api", OPT_K8S_API, "URL", 0,
-	  "the API server (default: the in-cluster one, from the pod's environment, "
-	  "with the service account's token and CA)", 0 },
-	{ "pin", OPT_PIN, NULL, 0,
-	  "keep the data plane attached after the agent exits (pinned in " PIN_DIR "); "
-	  "a later 'run --pin' adopts it, 'detach' removes it", 0 },
-	{ "no-follow", OPT_NO_FOLLOW, NULL, 0,
-	  "attach only to the named cgroups; by default the cgroups of local processes "
-	  "connected to them (upstreams, local clients) are followed and attached too", 0 },
-	{ "short-conn", OPT_SHORT_CONN, "MSGS", 0,
-	  "don't track new connections on a server port whose connections average fewer "
-	  "than MSGS sends per socket (learned; 1 in 16 still sampled). Default 0: "
-	  "every connection (pairing pays from the first round trip, bench/breakeven)", 0 },
-	{ "xdp", OPT_XDP, "IFACE", 0,
-	  "count packets per source on IFACE with an XDP observer (native mode where the "
-	  "driver has it, else generic; always passes); repeatable", 0 },
-	{ "xdp-sample", OPT_XDP_SAMPLE, "N", 0,
-	  "put 1 frame in N (a power of two; default 64, 0: none) into the event ring "
-	  "that 'ngx-sockmap top' shows", 0 },
-	{ "max-unread", OPT_MAX_UNREAD, "SIZE", 0,
-	  "end a connection (both ends reset) whose reader leaves more than SIZE redirected "
-	  "bytes unread, e.g. 64M (the default), 512K; its port is then not paired again", 0 },
-	{ "unread-budget", OPT_UNREAD_BUDGET, "SIZE", 0,
-	  "host-wide bound on unread redirected bytes: past it the largest are ended "
-	  "(default: half of tcp_mem's pressure threshold)", 0 },
-	{ "max-sockets", OPT_MAX_SOCKETS, "N", 0,
-	  "how many sockets can be accelerated at once (two per local connection); past it "
-	  "new connections use plain TCP, counted in fallbacks{no_room}. Default: from the "
-	  "host, the least of 1/16 of RAM at 4 KiB a socket, fs.file-max and twice the "
-	  "open-file limits of the targets' nginx processes (at least 16384)", 0 },
-	{ "guard-hooks", OPT_GUARD_HOOKS, "HOOKS", 0,
-	  "how the guard sees splice(2) readers and MSG_OOB sends: 'fentry' (on the two "
-	  "kernel functions only tracked sockets reach; needs BPF trampolines), "
-	  "'tracepoints' (syscall tracepoints: load everywhere, but slow every syscall on "
-	  "the host while attached), 'none' (no hooks: the agent stays paused, for tests) or "
-	  "'auto' (the default: fentry if the kernel takes it, else tracepoints)", 0 },
-	{ "resets", OPT_RESETS, "HOW", 0,
-	  "how the agent ends a connection that can't go on redirected: 'iter' (an iter/tcp "
-	  "program calling bpf_sock_destroy; a tracing program, which some hosts refuse), "
-	  "'sock_diag' (SOCK_DESTROY from user space: no tracing program) or 'auto' (the "
-	  "default: iter where it loads)", 0 },
-	{ "unread-scan", OPT_UNREAD_SCAN, "HOW", 0,
-	  "how the agent measures unread redirected bytes (gauges, --unread-budget): 'iter' "
-	  "(an iter/sockmap program), 'watch' (a map the data plane keeps and a syscall "
-	  "program reads: no tracing program) or 'auto' (the default: iter where it loads)",
-	  0 },
-	{ "guard-idle", OPT_GUARD_IDLE, "SECONDS", 0,
-	  "with tracepoint hooks: detach them after this long with no tracked socket; the "
-	  "next local connection re-attaches them and stays on TCP itself (default 30; 0: "
-	  "never detach).  fentry hooks stay attached: they cost nothing while idle", 0 },
-	{ "force", OPT_FORCE, NULL, 0,
-	  "accelerate even where the kernel self-test fails a check that can lose, corrupt "
-	  "or hang connections (for kernel developers; never in production)", 0 },
-	{ "metrics", OPT_METRICS, "ADDR:PORT", 0,
-	  "serve Prometheus /metrics and /healthz here (default " DEFAULT_METRICS_ADDR
-	  "; 'off' to disable; all interfaces only if you say 0.0.0.0)", 0 },
-	{ 0 },
-};
+/* ---- options (the table and its parser: options.c) ---- */
 
 static error_t run_parse(int key, char *arg, struct argp_state *state)
 {
+	/* an error quotes the argument whole, and one is at most 128 KiB
+	 * (MAX_ARG_STRLEN, include/uapi/linux/binfmts.h) */
+	static char err[(128 << 10) + 256];
 	struct run_opts *o = state->input;
-	char err[256];
-	long v;
+	struct run_env env;
+	int ret;
 
 	switch (key) {
 	case ARGP_KEY_INIT:
-		/* the default listen address, parsed like a user's */
-		if (!o->metrics_addr_len && parse_listen(DEFAULT_METRICS_ADDR, &o->metrics_addr,
-							 &o->metrics_addr_len, err, sizeof(err)))
-			usage_error(state, "%s", err);
-		break;
+		run_opts_init(o);
+		return 0;
 	case ARGP_KEY_END:
-		if (!o->k8s_selector)
-			break;
-		if (!o->k8s_node)
-			o->k8s_node = getenv("NODE_NAME");
-		if (!o->k8s_node || !*o->k8s_node)
-			usage_error(state, "--k8s-selector needs this node's name: --k8s-node NAME or $NODE_NAME");
-		if (!o->k8s_api && getenv("KUBERNETES_SERVICE_HOST")) {
-			static char api[300];
-			const char *h = getenv("KUBERNETES_SERVICE_HOST");
-
-			snprintf(api, sizeof(api), strchr(h, ':') ? "https://[%s]:%s" : "https://%s:%s", h,
-				 getenv("KUBERNETES_SERVICE_PORT") ?: "443");
-			o->k8s_api = api;
-		}
-		if (!o->k8s_api)
-			usage_error(state, "--k8s-selector: no API server: --k8s-api URL, or run in a pod");
+		env = (struct run_env){ .node_name = getenv("NODE_NAME"),
+					.k8s_host = getenv("KUBERNETES_SERVICE_HOST"),
+					.k8s_port = getenv("KUBERNETES_SERVICE_PORT") };
+		ret = run_opts_finish(o, &env, err, sizeof(err));
 		break;
-	case 'c':
-		if (o->n_cgroups >= MAX_TARGETS)
-			usage_error(state, "too many --cgroup (max %d)", MAX_TARGETS);
-		o->cgroups[o->n_cgroups++] = arg;
-		break;
-	case 'p':
-		v = parse_pid(arg);
-		if (v < 0)
-			usage_error(state, "--nginx-pid: '%s' is not a process id", arg);
-		if (o->n_pids >= MAX_TARGETS)
-			usage_error(state, "too many --nginx-pid (max %d)", MAX_TARGETS);
-		o->pids[o->n_pids++] = v;
-		break;
-	case OPT_PID_FILE:
-		o->pid_file = arg;
-		break;
-	case OPT_PORTS:
-		if (parse_ports_add(arg, &o->ports, err, sizeof(err)))
-			usage_error(state, "--ports: %s", err);
-		break;
-	case OPT_PIN:
-		o->pin = true;
-		break;
-	case OPT_NO_FOLLOW:
-		o->follow = false;
-		break;
-	case OPT_FORCE:
-		o->force = true;
-		break;
-	case OPT_ALLOW_ROOT:
-		o->allow_root_cgroup = true;
-		break;
-	case OPT_ANY_PROCESS:
-		o->any_process = true;
-		break;
-	case OPT_K8S_SELECTOR:
-		o->k8s_selector = arg;
-		break;
-	case OPT_K8S_NODE:
-		o->k8s_node = arg;
-		break;
-	case OPT_K8S_API:
-		o->k8s_api = arg;
-		break;
-	case OPT_XDP:
-		if (strlen(arg) >= 16)
-			usage_error(state, "--xdp: interface name '%.40s' is longer than 15 characters",
-				    arg);
-		if (o->n_xdp >= MAX_TARGETS)
-			usage_error(state, "too many --xdp (max %d)", MAX_TARGETS);
-		o->xdp_ifaces[o->n_xdp++] = arg;
-		break;
-	case OPT_METRICS:
-		o->metrics = strcmp(arg, "off") != 0;
-		if (o->metrics && parse_listen(arg, &o->metrics_addr, &o->metrics_addr_len, err,
-					       sizeof(err)))
-			usage_error(state, "--metrics: %s", err);
-		break;
-	case OPT_MAX_UNREAD:
-	case OPT_UNREAD_BUDGET:
-		if (parse_size(arg, key == OPT_MAX_UNREAD ? &o->max_unread : &o->unread_budget) ||
-		    (key == OPT_MAX_UNREAD && o->max_unread < 65536))
-			usage_error(state, "%s: '%s' is not a size of 64K or more, e.g. 64M, 512K",
-				    key == OPT_MAX_UNREAD ? "--max-unread" : "--unread-budget", arg);
-		break;
-	case OPT_MAX_SOCKETS:
-		if (parse_max_sockets(arg, &o->max_sockets))
-			usage_error(state, "--max-sockets: '%s' is not a number of sockets (%u-%u)", arg,
-				    MAX_SOCKETS_MIN, MAX_SOCKETS_LIMIT);
-		break;
-	case OPT_XDP_SAMPLE:
-		v = parse_sample_every(arg);
-		if (v < 0)
-			usage_error(state, "--xdp-sample: '%s' is not 0 or a power of two up to 65536",
-				    arg);
-		o->xdp_sample = v;
-		break;
-	case OPT_GUARD_IDLE: {
-		char *end;
-		unsigned long n = strtoul(arg, &end, 10);
-
-		if (!*arg || *end || n > 86400)
-			usage_error(state, "--guard-idle: '%s' is not a number of seconds (0-86400)", arg);
-		o->guard_idle = n;
-		break;
-	}
-	case OPT_GUARD_HOOKS:
-		o->guard_hooks = parse_word(arg, guard_hooks_names, GUARD_HOOKS__MAX);
-		if (o->guard_hooks < 0)
-			usage_error(state, "--guard-hooks: '%s' is not auto, fentry, tracepoints or none",
-				    arg);
-		break;
-	case OPT_RESETS:
-		o->resets = parse_word(arg, reset_mech_opts, RESETS__MAX);
-		if (o->resets < 0)
-			usage_error(state, "--resets: '%s' is not auto, iter or sock_diag", arg);
-		break;
-	case OPT_UNREAD_SCAN:
-		o->unread_scan = parse_word(arg, unread_mech_opts, UNREAD__MAX);
-		if (o->unread_scan < 0)
-			usage_error(state, "--unread-scan: '%s' is not auto, iter or watch", arg);
-		break;
-	case OPT_SHORT_CONN: {
-		char *end;
-		unsigned long n = strtoul(arg, &end, 10);
-
-		if (!*arg || *end || n > 1000000)
-			usage_error(state, "--short-conn: '%s' is not a count of messages (0-1000000)",
-				    arg);
-		o->short_conn_msgs = n;
-		break;
-	}
 	default:
-		return cli_parse_common(key, arg, state);
+		ret = run_opt_set(o, key, arg, err, sizeof(err));
 	}
-	return 0;
+	if (ret < 0)
+		usage_error(state, "%s", err);
+	return ret > 0 ? cli_parse_common(key, arg, state) : 0;
 }
 
 /* ---- set-up steps ---- */
@@ -548,6 +341,13 @@ static int do_run(void *opts)
 		.guard_hooks = o->guard_hooks,
 		.pin = o->pin,
 	};
+	const struct target_names names = {
+		.cgroups = o->cgroups, .n_cgroups = o->n_cgroups,
+		.pids = o->pids, .n_pids = o->n_pids,
+		.pid_file = o->pid_file, .pods = o->k8s_selector,
+		.policy = { .any_process = o->any_process,
+			    .allow_root_cgroup = o->allow_root_cgroup },
+	};
 	char err[PATH_MAX + 256] = "";
 	struct runtime *rt = &runtime;
 	struct enforce_plan plan;
@@ -565,7 +365,7 @@ static int do_run(void *opts)
 		pr_warn("cgroup v2 is not mounted: mount -t cgroup2 none /sys/fs/cgroup\n");
 		return EXIT_RUNTIME;
 	}
-	if (targets_resolve(o, rt->mnt, targets, &n, err, sizeof(err))) {
+	if (targets_resolve(&names, rt->mnt, targets, &n, err, sizeof(err))) {
 		pr_warn("%s\n", err);
 		return EXIT_RUNTIME;
 	}
@@ -600,7 +400,9 @@ static int do_run(void *opts)
 		return EXIT_RUNTIME;
 	}
 	agent_maps_init(&rt->maps);
-	rt->opts = o;
+	rt->follow = o->follow;
+	rt->ports = o->ports;
+	rt->policy = names.policy;
 	rt->msrc.maps = &rt->maps;
 	rt->msrc.info = &rt->info;
 	if (!o->pin && dataplane_pinned_exists()) {
@@ -715,19 +517,7 @@ out:
 	return rc;
 }
 
-static struct run_opts run_opts = {
-	.ports.all = true,
-	.follow = true,
-	/* 0: track every connection.  bench/breakeven (6.18): a paired
-	 * connection of one request and one response costs 0.93x of TCP's
-	 * CPU, and the close and conns1000 benches ran faster and with a
-	 * shorter tail without the policy (docs/bench/breakeven). */
-	.short_conn_msgs = 0,
-	.xdp_sample = 64,
-	.max_unread = 64ULL << 20,
-	.guard_idle = 30,
-	.metrics = true,
-};
+static struct run_opts run_opts; /* run_opts_init() sets the defaults */
 
 const struct command cmd_run = {
 	.name = "run",
@@ -752,7 +542,7 @@ const struct command cmd_run = {
 	       "  ngx-sockmap run --nginx-pid-file /var/run/nginx.pid --ports 80,443 -v"
 	       "\vOPTIONS above; exit status 0 on a clean stop, 1 on a runtime error, 2 on a "
 	       "usage error.",
-	.options = run_options,
+	.options = run_argp_options,
 	.parse = run_parse,
 	.opts = &run_opts,
 	.handler = do_run,

@@ -1,12 +1,325 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * The options of `run`: one typed table (RUN_OPTIONS), expanded into argp's
+ * option table and into the one parser, run_opt_set(); then the pure
+ * parsers of single values it calls.
+ */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "enforcer.h" /* reset_mech_opts, unread_mech_opts */
+#include "guard.h"    /* guard_hooks_names */
 #include "options.h"
+#include "paths.h"    /* PIN_DIR */
+#include "target.h"   /* DEFAULT_PID_FILE */
+
+/* ---- the table ---- */
+
+enum {
+	OPT_PID_FILE = 1000, OPT_PORTS, OPT_PIN, OPT_NO_FOLLOW, OPT_SHORT_CONN, OPT_XDP,
+	OPT_XDP_SAMPLE, OPT_METRICS, OPT_MAX_UNREAD, OPT_UNREAD_BUDGET, OPT_FORCE,
+	OPT_ALLOW_ROOT, OPT_ANY_PROCESS, OPT_K8S_SELECTOR, OPT_K8S_NODE, OPT_K8S_API,
+	OPT_GUARD_IDLE, OPT_GUARD_HOOKS, OPT_RESETS, OPT_UNREAD_SCAN, OPT_MAX_SOCKETS,
+};
+
+/* How a value is parsed, and what it sets. */
+enum opt_kind {
+	K_FLAG,    /* bool field = value */
+	K_STR,     /* const char *field = the argument */
+	K_LIST,    /* const char *field[RUN_MAX_NAMED], count: repeatable; len: under max */
+	K_PIDS,    /* int field[RUN_MAX_NAMED], count: repeatable pids */
+	K_PORTS,   /* struct port_set field: a repeated list adds */
+	K_SIZE,    /* uint64_t field: 64M, 512K, ...; at least min */
+	K_COUNT,   /* unsigned int field: decimal 0..max */
+	K_SOCKETS, /* uint32_t field: MAX_SOCKETS_MIN..MAX_SOCKETS_LIMIT */
+	K_SAMPLE,  /* unsigned int field: 0 or a power of two */
+	K_WORD,    /* int field: the index of one of words */
+	K_LISTEN,  /* bool field (off: false), metrics_addr/len: IP:PORT */
+};
+
+struct opt_spec {
+	int key;
+	const char *name;
+	enum opt_kind kind;
+	size_t off;             /* the field in struct run_opts */
+	size_t count_off;       /* K_LIST, K_PIDS: its int count */
+	unsigned long min, max; /* K_SIZE: min; K_COUNT: max; K_LIST: length bound (0: none) */
+	const char *what;       /* K_COUNT: "a number of seconds"; K_LIST: "interface name" */
+	const char *const *words; /* K_WORD */
+	int n_words;
+	bool value;             /* K_FLAG */
+};
+
+/* The field's offset, and a build error unless it has type T. */
+#define FIELD(f, T)                                                                  \
+	.off = offsetof(struct run_opts, f) +                                        \
+	       0 * sizeof(char[__builtin_types_compatible_p(                          \
+				__typeof__(((struct run_opts *)0)->f), T) ? 1 : -1])
+#define AS_FLAG(f, v) .kind = K_FLAG, FIELD(f, bool), .value = v
+#define AS_STR(f) .kind = K_STR, FIELD(f, const char *)
+#define AS_LIST(f, n, len, what_)                                                    \
+	.kind = K_LIST, FIELD(f, const char *[RUN_MAX_NAMED]),                      \
+	.count_off = offsetof(struct run_opts, n), .max = len, .what = what_
+#define AS_PIDS(f, n)                                                                \
+	.kind = K_PIDS, FIELD(f, int[RUN_MAX_NAMED]), .count_off = offsetof(struct run_opts, n)
+#define AS_PORTS(f) .kind = K_PORTS, FIELD(f, struct port_set)
+#define AS_SIZE(f, least) .kind = K_SIZE, FIELD(f, uint64_t), .min = least
+#define AS_COUNT(f, most, what_) .kind = K_COUNT, FIELD(f, unsigned int), .max = most, .what = what_
+#define AS_SECONDS(f, most) AS_COUNT(f, most, "a number of seconds")
+#define AS_MESSAGES(f, most) AS_COUNT(f, most, "a count of messages")
+#define AS_SOCKETS(f) .kind = K_SOCKETS, FIELD(f, uint32_t)
+#define AS_SAMPLE(f) .kind = K_SAMPLE, FIELD(f, unsigned int)
+#define AS_WORD(f, list)                                                             \
+	.kind = K_WORD, FIELD(f, int), .words = list, .n_words = sizeof(list) / sizeof(list[0])
+#define AS_LISTEN(f) .kind = K_LISTEN, FIELD(f, bool)
+
+/* X(name, key, ARG, how, help): every option of `run`, in --help's order. */
+#define RUN_OPTIONS(X) \
+	X("cgroup", 'c', "PATH", AS_LIST(cgroups, n_cgroups, 0, NULL), \
+	  "cgroup v2 directory to attach to (absolute, or relative to the cgroup v2 mount); " \
+	  "repeatable") \
+	X("nginx-pid", 'p', "PID", AS_PIDS(pids, n_pids), \
+	  "attach to the cgroup of this process; repeatable") \
+	X("nginx-pid-file", OPT_PID_FILE, "FILE", AS_STR(pid_file), \
+	  "attach to the cgroup of the pid in FILE (default with no target: " DEFAULT_PID_FILE ")") \
+	X("ports", OPT_PORTS, "LIST", AS_PORTS(ports), \
+	  "track only connections with a local or remote port in LIST, e.g. 80,8000-8100 " \
+	  "(default: all ports)") \
+	X("allow-root-cgroup", OPT_ALLOW_ROOT, NULL, AS_FLAG(allow_root_cgroup, true), \
+	  "allow a target that is the root cgroup (every process on the host)") \
+	X("any-process", OPT_ANY_PROCESS, NULL, AS_FLAG(any_process, true), \
+	  "allow --nginx-pid / pid-file targets that are not nginx processes") \
+	X("k8s-selector", OPT_K8S_SELECTOR, "LABELS", AS_STR(k8s_selector), \
+	  "Kubernetes: attach to the pods on this node that match the label selector, " \
+	  "e.g. app.kubernetes.io/name=nginx (asked again every 2 s; the DaemonSet's way)") \
+	X("k8s-node", OPT_K8S_NODE, "NAME", AS_STR(k8s_node), \
+	  "this node's name (default: $NODE_NAME)") \
+	X("k8s-api", OPT_K8S_API, "URL", AS_STR(k8s_api), \
+	  "the API server (default: the in-cluster one, from the pod's environment, " \
+	  "with the service account's token and CA)") \
+	X("pin", OPT_PIN, NULL, AS_FLAG(pin, true), \
+	  "keep the data plane attached after the agent exits (pinned in " PIN_DIR "); " \
+	  "a later 'run --pin' adopts it, 'detach' removes it") \
+	X("no-follow", OPT_NO_FOLLOW, NULL, AS_FLAG(follow, false), \
+	  "attach only to the named cgroups; by default the cgroups of local processes " \
+	  "connected to them (upstreams, local clients) are followed and attached too") \
+	X("short-conn", OPT_SHORT_CONN, "MSGS", AS_MESSAGES(short_conn_msgs, 1000000), \
+	  "don't track new connections on a server port whose connections average fewer " \
+	  "than MSGS sends per socket (learned; 1 in 16 still sampled). Default 0: " \
+	  "every connection (pairing pays from the first round trip, bench/breakeven)") \
+	X("xdp", OPT_XDP, "IFACE", AS_LIST(xdp_ifaces, n_xdp, 16, "interface name"), \
+	  "count packets per source on IFACE with an XDP observer (native mode where the " \
+	  "driver has it, else generic; always passes); repeatable") \
+	X("xdp-sample", OPT_XDP_SAMPLE, "N", AS_SAMPLE(xdp_sample), \
+	  "put 1 frame in N (a power of two; default 64, 0: none) into the event ring " \
+	  "that 'ngx-sockmap top' shows") \
+	X("max-unread", OPT_MAX_UNREAD, "SIZE", AS_SIZE(max_unread, 65536), \
+	  "end a connection (both ends reset) whose reader leaves more than SIZE redirected " \
+	  "bytes unread, e.g. 64M (the default), 512K; its port is then not paired again") \
+	X("unread-budget", OPT_UNREAD_BUDGET, "SIZE", AS_SIZE(unread_budget, 0), \
+	  "host-wide bound on unread redirected bytes: past it the largest are ended " \
+	  "(default: half of tcp_mem's pressure threshold)") \
+	X("max-sockets", OPT_MAX_SOCKETS, "N", AS_SOCKETS(max_sockets), \
+	  "how many sockets can be accelerated at once (two per local connection); past it " \
+	  "new connections use plain TCP, counted in fallbacks{no_room}. Default: from the " \
+	  "host, the least of 1/16 of RAM at 4 KiB a socket, fs.file-max and twice the " \
+	  "open-file limits of the targets' nginx processes (at least 16384)") \
+	X("guard-hooks", OPT_GUARD_HOOKS, "HOOKS", AS_WORD(guard_hooks, guard_hooks_names), \
+	  "how the guard sees splice(2) readers and MSG_OOB sends: 'fentry' (on the two " \
+	  "kernel functions only tracked sockets reach; needs BPF trampolines), " \
+	  "'tracepoints' (syscall tracepoints: load everywhere, but slow every syscall on " \
+	  "the host while attached), 'none' (no hooks: the agent stays paused, for tests) or " \
+	  "'auto' (the default: fentry if the kernel takes it, else tracepoints)") \
+	X("resets", OPT_RESETS, "HOW", AS_WORD(resets, reset_mech_opts), \
+	  "how the agent ends a connection that can't go on redirected: 'iter' (an iter/tcp " \
+	  "program calling bpf_sock_destroy; a tracing program, which some hosts refuse), " \
+	  "'sock_diag' (SOCK_DESTROY from user space: no tracing program) or 'auto' (the " \
+	  "default: iter where it loads)") \
+	X("unread-scan", OPT_UNREAD_SCAN, "HOW", AS_WORD(unread_scan, unread_mech_opts), \
+	  "how the agent measures unread redirected bytes (gauges, --unread-budget): 'iter' " \
+	  "(an iter/sockmap program), 'watch' (a map the data plane keeps and a syscall " \
+	  "program reads: no tracing program) or 'auto' (the default: iter where it loads)") \
+	X("guard-idle", OPT_GUARD_IDLE, "SECONDS", AS_SECONDS(guard_idle, 86400), \
+	  "with tracepoint hooks: detach them after this long with no tracked socket; the " \
+	  "next local connection re-attaches them and stays on TCP itself (default 30; 0: " \
+	  "never detach).  fentry hooks stay attached: they cost nothing while idle") \
+	X("force", OPT_FORCE, NULL, AS_FLAG(force, true), \
+	  "accelerate even where the kernel self-test fails a check that can lose, corrupt " \
+	  "or hang connections (for kernel developers; never in production)") \
+	X("metrics", OPT_METRICS, "ADDR:PORT", AS_LISTEN(metrics), \
+	  "serve Prometheus /metrics and /healthz here (default " DEFAULT_METRICS_ADDR \
+	  "; 'off' to disable; all interfaces only if you say 0.0.0.0)")
+
+#define ARGP_ENTRY(name, key, arg, how, doc) { name, key, arg, 0, doc, 0 },
+const struct argp_option run_argp_options[] = { RUN_OPTIONS(ARGP_ENTRY) { 0 } };
+
+#define SPEC_ENTRY(name_, key_, arg, how, doc) { .key = key_, .name = name_, how },
+static const struct opt_spec run_specs[] = { RUN_OPTIONS(SPEC_ENTRY) };
+
+const struct run_opts run_opts_defaults = {
+	.ports.all = true,
+	.follow = true,
+	/* 0: track every connection.  bench/breakeven (6.18): a paired
+	 * connection of one request and one response costs 0.93x of TCP's
+	 * CPU, and the close and conns1000 benches ran faster and with a
+	 * shorter tail without the policy (docs/bench/breakeven). */
+	.short_conn_msgs = 0,
+	.xdp_sample = 64,
+	.max_unread = 64ULL << 20,
+	.guard_idle = 30,
+	.metrics = true,
+};
+
+void run_opts_init(struct run_opts *o)
+{
+	char err[256];
+
+	*o = run_opts_defaults;
+	/* the default listen address, parsed like a user's (it parses) */
+	parse_listen(DEFAULT_METRICS_ADDR, &o->metrics_addr, &o->metrics_addr_len, err,
+		     sizeof(err));
+}
+
+static int __attribute__((format(printf, 3, 4)))
+fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* "a, b, c or d" */
+static void join_words(const char *const *words, int n, char *buf, size_t len)
+{
+	size_t at = 0;
+	int i;
+
+	buf[0] = 0;
+	for (i = 0; i < n && at < len; i++)
+		at += snprintf(buf + at, len - at, "%s%s", i == 0 ? "" : i == n - 1 ? " or " : ", ",
+			       words[i]);
+}
+
+int run_opt_set(struct run_opts *o, int key, const char *arg, char *err, size_t errlen)
+{
+	const struct opt_spec *s = NULL;
+	char why[256]; /* the value parsers' messages, at the length they always had */
+	unsigned long n;
+	uint64_t size;
+	char *end;
+	void *field;
+	int *count;
+	size_t i;
+	long v;
+
+	for (i = 0; i < sizeof(run_specs) / sizeof(run_specs[0]) && !s; i++)
+		if (run_specs[i].key == key)
+			s = &run_specs[i];
+	if (!s)
+		return 1;
+	field = (char *)o + s->off;
+	count = (int *)((char *)o + s->count_off);
+	switch (s->kind) {
+	case K_FLAG:
+		*(bool *)field = s->value;
+		break;
+	case K_STR:
+		*(const char **)field = arg;
+		break;
+	case K_LIST:
+		if (s->max && strlen(arg) >= s->max)
+			return fail(err, errlen, "--%s: %s '%.40s' is longer than %lu characters",
+				    s->name, s->what, arg, s->max - 1);
+		if (*count >= RUN_MAX_NAMED)
+			return fail(err, errlen, "too many --%s (max %d)", s->name, RUN_MAX_NAMED);
+		((const char **)field)[(*count)++] = arg;
+		break;
+	case K_PIDS:
+		v = parse_pid(arg);
+		if (v < 0)
+			return fail(err, errlen, "--%s: '%s' is not a process id", s->name, arg);
+		if (*count >= RUN_MAX_NAMED)
+			return fail(err, errlen, "too many --%s (max %d)", s->name, RUN_MAX_NAMED);
+		((int *)field)[(*count)++] = v;
+		break;
+	case K_PORTS:
+		if (parse_ports_add(arg, field, why, sizeof(why)))
+			return fail(err, errlen, "--%s: %s", s->name, why);
+		break;
+	case K_SIZE:
+		if (parse_size(arg, &size) || size < s->min)
+			return fail(err, errlen, "--%s: '%s' is not a size of 64K or more, e.g. 64M, 512K",
+				    s->name, arg);
+		*(uint64_t *)field = size;
+		break;
+	case K_COUNT:
+		n = strtoul(arg, &end, 10);
+		if (!*arg || *end || n > s->max)
+			return fail(err, errlen, "--%s: '%s' is not %s (0-%lu)", s->name, arg, s->what,
+				    s->max);
+		*(unsigned int *)field = n;
+		break;
+	case K_SOCKETS:
+		if (parse_max_sockets(arg, field))
+			return fail(err, errlen, "--%s: '%s' is not a number of sockets (%u-%u)", s->name,
+				    arg, MAX_SOCKETS_MIN, MAX_SOCKETS_LIMIT);
+		break;
+	case K_SAMPLE:
+		v = parse_sample_every(arg);
+		if (v < 0)
+			return fail(err, errlen, "--%s: '%s' is not 0 or a power of two up to 65536",
+				    s->name, arg);
+		*(unsigned int *)field = v;
+		break;
+	case K_WORD:
+		v = parse_word(arg, s->words, s->n_words);
+		if (v < 0) {
+			join_words(s->words, s->n_words, why, sizeof(why));
+			return fail(err, errlen, "--%s: '%s' is not %s", s->name, arg, why);
+		}
+		*(int *)field = v;
+		break;
+	case K_LISTEN:
+		*(bool *)field = strcmp(arg, "off") != 0;
+		if (*(bool *)field &&
+		    parse_listen(arg, &o->metrics_addr, &o->metrics_addr_len, why, sizeof(why)))
+			return fail(err, errlen, "--%s: %s", s->name, why);
+		break;
+	}
+	return 0;
+}
+
+int run_opts_finish(struct run_opts *o, const struct run_env *env, char *err, size_t errlen)
+{
+	const char *h = env->k8s_host;
+
+	if (!o->k8s_selector)
+		return 0;
+	if (!o->k8s_node)
+		o->k8s_node = env->node_name;
+	if (!o->k8s_node || !*o->k8s_node)
+		return fail(err, errlen,
+			    "--k8s-selector needs this node's name: --k8s-node NAME or $NODE_NAME");
+	if (!o->k8s_api && h) {
+		snprintf(o->k8s_api_buf, sizeof(o->k8s_api_buf),
+			 strchr(h, ':') ? "https://[%s]:%s" : "https://%s:%s", h,
+			 env->k8s_port ?: "443");
+		o->k8s_api = o->k8s_api_buf;
+	}
+	if (!o->k8s_api)
+		return fail(err, errlen, "--k8s-selector: no API server: --k8s-api URL, or run in a pod");
+	return 0;
+}
+
+/* ---- values ---- */
 
 static int parse_port(const char *s, char **end)
 {

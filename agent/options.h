@@ -1,23 +1,34 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
-/* Pure parsing of command-line values: no I/O, unit-tested. */
+/*
+ * The options of `run`, typed, as xdp-tools' params.h has them: one table
+ * (options.c) names each option, its argument and help text, the field of
+ * struct run_opts it sets and how its value is parsed; the defaults are
+ * const beside it.  Pure parsing: no I/O, unit-tested
+ * (tests/unit/test_options.c).  cmd_run.c hands the table to argp; the
+ * layers below get the values they need (target.h's struct target_names,
+ * the runtime's fields), never this struct.
+ */
 #ifndef NGX_SOCKMAP_OPTIONS_H
 #define NGX_SOCKMAP_OPTIONS_H
 
+#include <argp.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
-#include "target.h" /* MAX_TARGETS */
 
 struct port_set {
 	bool all;               /* no --ports given: every port */
 	uint64_t bits[65536 / 64];
 };
 
+/* --cgroup, --nginx-pid and --xdp: each given at most this often */
+#define RUN_MAX_NAMED 64
+
 struct run_opts {
-	const char *cgroups[MAX_TARGETS];
+	const char *cgroups[RUN_MAX_NAMED];
 	int n_cgroups;
-	int pids[MAX_TARGETS];
+	int pids[RUN_MAX_NAMED];
 	int n_pids;
 	const char *pid_file;
 	struct port_set ports;
@@ -29,8 +40,9 @@ struct run_opts {
 	const char *k8s_selector; /* attach to the pods it selects on k8s_node */
 	const char *k8s_node;
 	const char *k8s_api;
+	char k8s_api_buf[300];  /* k8s_api when made from the pod's environment */
 	unsigned int short_conn_msgs; /* see struct port_profile; 0: off */
-	const char *xdp_ifaces[MAX_TARGETS];
+	const char *xdp_ifaces[RUN_MAX_NAMED];
 	int n_xdp;
 	unsigned int xdp_sample;      /* 1 frame in N into the event ring; 0: none */
 	uint64_t max_unread;          /* per reader, bytes (--max-unread) */
@@ -44,6 +56,28 @@ struct run_opts {
 	struct sockaddr_storage metrics_addr;
 	socklen_t metrics_addr_len;
 };
+
+/* What the defaults of the k8s options come from (the caller reads the
+ * environment: parsing stays pure). */
+struct run_env {
+	const char *node_name; /* $NODE_NAME */
+	const char *k8s_host;  /* $KUBERNETES_SERVICE_HOST */
+	const char *k8s_port;  /* $KUBERNETES_SERVICE_PORT */
+};
+
+/* argp's view of the table: names, arguments, help texts. */
+extern const struct argp_option run_argp_options[];
+/* The defaults (and the default --metrics address, parsed like a user's). */
+extern const struct run_opts run_opts_defaults;
+void run_opts_init(struct run_opts *o);
+/* Option key with its argument (NULL for a flag) into o.  0; -1 with the
+ * one-line usage error in err (it quotes the argument: size err for it);
+ * 1 when key is none of run's options. */
+int run_opt_set(struct run_opts *o, int key, const char *arg, char *err, size_t errlen);
+/* After the last option: what defaults to the environment (--k8s-node,
+ * --k8s-api), and what must come with --k8s-selector.  0, or -1 with the
+ * usage error in err. */
+int run_opts_finish(struct run_opts *o, const struct run_env *env, char *err, size_t errlen);
 
 #define DEFAULT_METRICS_ADDR "127.0.0.1:9435"
 

@@ -77,7 +77,7 @@ static void follow_peers(struct runtime *rt)
 	char err[PATH_MAX + 256];
 	int n, i, added = 0;
 
-	n = follow_scan(rt->mnt, rt->dp.targets, rt->dp.n_targets, &rt->opts->ports, cand, 16);
+	n = follow_scan(rt->mnt, rt->dp.targets, rt->dp.n_targets, &rt->ports, cand, 16);
 	if (n < 0) {
 		pr_debug("follow: scan failed: %s\n", strerror(-n));
 		return;
@@ -114,7 +114,7 @@ static bool reattach(struct runtime *rt, const struct cg_target *t)
 	struct cg_target fresh;
 	int i;
 
-	if (target_reresolve(rt->opts, rt->mnt, t, &fresh, err, sizeof(err)))
+	if (target_reresolve(&rt->policy, rt->mnt, t, &fresh, err, sizeof(err)))
 		return false;
 	for (i = 0; i < rt->dp.n_targets; i++)
 		if (rt->dp.targets[i].id == fresh.id)
@@ -146,7 +146,7 @@ static void check_targets(struct runtime *rt)
 		old = rt->dp.targets[i];
 		if (target_alive(&old) &&
 		    !(old.kind == TK_PIDFILE &&
-		      !target_reresolve(rt->opts, rt->mnt, &old, &fresh, err, sizeof(err)) &&
+		      !target_reresolve(&rt->policy, rt->mnt, &old, &fresh, err, sizeof(err)) &&
 		      fresh.id != old.id))
 			continue;
 		pr_warn("%s is gone or no longer nginx's (%s): detaching it\n", old.path, old.reason);
@@ -245,7 +245,7 @@ static void tick(struct runtime *rt, uint64_t n)
 	check_targets(rt);
 	if (rt->k8s.selector && ticks % FOLLOW_EVERY_TICKS == 0)
 		k8s_sync(rt);
-	if (rt->opts->follow && ticks % FOLLOW_EVERY_TICKS == 0)
+	if (rt->follow && ticks % FOLLOW_EVERY_TICKS == 0)
 		follow_peers(rt);
 }
 

@@ -35,7 +35,9 @@ struct runtime {
 	struct agent_info info;   /* what agent.state says */
 	struct agent_maps maps;   /* fds, owned by dp and xdp */
 	char mnt[PATH_MAX];       /* cgroup v2 mount */
-	const struct run_opts *opts; /* following, port policy, target policy */
+	bool follow;              /* attach to local peers' cgroups too */
+	struct port_set ports;    /* whose connections are tracked: peers followed */
+	struct target_policy policy; /* what a target named again may be */
 	struct k8s_opts k8s;      /* selector set: pods are looked up every follow tick */
 	/* named targets whose cgroup went away (nginx restarted): tried again
 	 * every tick until their path, or their pid file's new pid, resolves */

@@ -15,7 +15,7 @@
 #include <sys/vfs.h>
 #include <linux/magic.h>
 #include "log.h"
-#include "options.h"
+#include "options.h" /* parse_pid */
 #include "target.h"
 
 /*
@@ -283,18 +283,18 @@ static bool is_nginx(int pid, char *name, size_t len)
 /* The policy on what `run` may attach to: not the root of the hierarchy
  * (every process on the host), not a process that is not nginx (a stale
  * pid file pointing at a reused pid, or at a kernel thread), unless said. */
-static int target_allowed(const struct run_opts *o, const char *mnt, const struct cg_target *t,
-			  int pid, char *err, size_t errlen)
+static int target_allowed(const struct target_policy *p, const char *mnt,
+			  const struct cg_target *t, int pid, char *err, size_t errlen)
 {
 	char real[PATH_MAX], name[64];
 
-	if (pid > 0 && !o->any_process && !is_nginx(pid, name, sizeof(name))) {
+	if (pid > 0 && !p->any_process && !is_nginx(pid, name, sizeof(name))) {
 		snprintf(err, errlen,
 			 "pid %d (%s) is not nginx (a stale pid file?); say --any-process to attach to its cgroup anyway",
 			 pid, name);
 		return -EPERM;
 	}
-	if (!o->allow_root_cgroup && realpath(mnt, real) && !strcmp(real, t->path)) {
+	if (!p->allow_root_cgroup && realpath(mnt, real) && !strcmp(real, t->path)) {
 		snprintf(err, errlen,
 			 "%s is the root cgroup: that would accelerate every process on the host; "
 			 "name nginx's cgroup, or say --allow-root-cgroup", t->path);
@@ -329,45 +329,45 @@ static void add_target(struct cg_target *list, int *n, const struct cg_target *t
 		list[(*n)++] = *t;
 }
 
-int targets_resolve(const struct run_opts *o, const char *mnt, struct cg_target *list, int *n,
-		    char *err, size_t errlen)
+int targets_resolve(const struct target_names *names, const char *mnt, struct cg_target *list,
+		    int *n, char *err, size_t errlen)
 {
-	const char *pid_file = o->pid_file;
+	const char *pid_file = names->pid_file;
 	struct cg_target t;
 	int i, pid;
 
 	*n = 0;
-	for (i = 0; i < o->n_cgroups; i++) {
+	for (i = 0; i < names->n_cgroups; i++) {
 		memset(&t, 0, sizeof(t));
-		if (cg2_resolve(mnt, o->cgroups[i], &t, err, errlen) ||
-		    target_allowed(o, mnt, &t, 0, err, errlen))
+		if (cg2_resolve(mnt, names->cgroups[i], &t, err, errlen) ||
+		    target_allowed(&names->policy, mnt, &t, 0, err, errlen))
 			return -1;
 		snprintf(t.reason, sizeof(t.reason), "named: --cgroup");
 		t.kind = TK_PATH;
-		snprintf(t.source, sizeof(t.source), "%s", o->cgroups[i]);
+		snprintf(t.source, sizeof(t.source), "%s", names->cgroups[i]);
 		add_target(list, n, &t);
 	}
-	for (i = 0; i < o->n_pids; i++) {
+	for (i = 0; i < names->n_pids; i++) {
 		memset(&t, 0, sizeof(t));
-		if (cg2_of_pid(mnt, o->pids[i], &t, err, errlen) ||
-		    target_allowed(o, mnt, &t, o->pids[i], err, errlen))
+		if (cg2_of_pid(mnt, names->pids[i], &t, err, errlen) ||
+		    target_allowed(&names->policy, mnt, &t, names->pids[i], err, errlen))
 			return -1;
 		t.kind = TK_PID;
 		add_target(list, n, &t);
 	}
-	if (!pid_file && !o->n_cgroups && !o->n_pids && !o->k8s_selector)
+	if (!pid_file && !names->n_cgroups && !names->n_pids && !names->pods)
 		pid_file = DEFAULT_PID_FILE;
 	if (pid_file) {
 		memset(&t, 0, sizeof(t));
 		if (read_pid_file(pid_file, &pid, err, errlen)) {
-			if (pid_file != o->pid_file)
+			if (pid_file != names->pid_file)
 				snprintf(err, errlen,
 					 "no target: nginx pid file %s not found; name one with --cgroup, --nginx-pid or --nginx-pid-file",
 					 DEFAULT_PID_FILE);
 			return -1;
 		}
 		if (cg2_of_pid(mnt, pid, &t, err, errlen) ||
-		    target_allowed(o, mnt, &t, pid, err, errlen))
+		    target_allowed(&names->policy, mnt, &t, pid, err, errlen))
 			return -1;
 		snprintf(t.reason, sizeof(t.reason), "named: nginx pid %d", pid);
 		t.kind = TK_PIDFILE;
@@ -384,7 +384,7 @@ bool target_alive(const struct cg_target *t)
 	return !stat(t->path, &st) && st.st_ino == t->id;
 }
 
-int target_reresolve(const struct run_opts *o, const char *mnt, const struct cg_target *t,
+int target_reresolve(const struct target_policy *p, const char *mnt, const struct cg_target *t,
 		     struct cg_target *fresh, char *err, size_t errlen)
 {
 	int pid, ret;
@@ -402,7 +402,7 @@ int target_reresolve(const struct run_opts *o, const char *mnt, const struct cg_
 		if (!ret)
 			ret = cg2_of_pid(mnt, pid, fresh, err, errlen);
 		if (!ret)
-			ret = target_allowed(o, mnt, fresh, pid, err, errlen);
+			ret = target_allowed(p, mnt, fresh, pid, err, errlen);
 		snprintf(fresh->reason, sizeof(fresh->reason), "named: nginx pid %d", pid);
 		break;
 	default:

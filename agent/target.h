@@ -48,18 +48,34 @@ int read_pid_file(const char *file, int *pid, char *err, size_t errlen);
 /* The pid file `run` reads when it is given no target. */
 #define DEFAULT_PID_FILE "/run/nginx.pid"
 
-struct run_opts;
+/* What `run` may attach to beyond nginx's own cgroups, as the user said. */
+struct target_policy {
+	bool any_process;       /* a pid target need not be nginx (--any-process) */
+	bool allow_root_cgroup; /* a target may be the root (--allow-root-cgroup) */
+};
+
+/* The targets `run` was given. */
+struct target_names {
+	const char *const *cgroups; /* --cgroup */
+	int n_cgroups;
+	const int *pids;            /* --nginx-pid */
+	int n_pids;
+	const char *pid_file;       /* --nginx-pid-file; NULL: none */
+	bool pods;                  /* --k8s-selector names targets too */
+	struct target_policy policy;
+};
+
 /* Is t still the cgroup it was attached to (same path, same inode)? */
 bool target_alive(const struct cg_target *t);
 /* Resolve a dead TK_PATH or TK_PIDFILE target again: 0 with *fresh filled
  * (a new cgroup at the path, or the cgroup of the pid file's new pid), or
  * -errno (nothing there, yet). */
-int target_reresolve(const struct run_opts *o, const char *mnt, const struct cg_target *t,
+int target_reresolve(const struct target_policy *p, const char *mnt, const struct cg_target *t,
 		     struct cg_target *fresh, char *err, size_t errlen);
-/* Every target `run` was given (--cgroup, --nginx-pid, --nginx-pid-file, or
- * DEFAULT_PID_FILE), deduplicated, into list (MAX_TARGETS).  0, or -1 with
- * one line naming the bad target in err. */
-int targets_resolve(const struct run_opts *o, const char *mnt, struct cg_target *list, int *n,
-		    char *err, size_t errlen);
+/* Every target named (or DEFAULT_PID_FILE when none is, pods neither),
+ * deduplicated, into list (MAX_TARGETS).  0, or -1 with one line naming
+ * the bad target in err. */
+int targets_resolve(const struct target_names *names, const char *mnt, struct cg_target *list,
+		    int *n, char *err, size_t errlen);
 
 #endif

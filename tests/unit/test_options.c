@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* Parsing of --ports and pids, and the cgroup path resolver's refusals. */
+/* run's option table (every kind of value, its defaults, its messages),
+ * the value parsers, and the cgroup path resolver's refusals. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -8,6 +9,8 @@
 #include <unistd.h>
 #include "check.h"
 #include <string.h>
+#include "enforcer.h"
+#include "guard.h"
 #include "options.h"
 #include "target.h"
 
@@ -129,7 +132,8 @@ static void test_ports_repeated(void)
  * for the descendant's sockets too; twice counted every decision twice). */
 static void test_nested_targets(void)
 {
-	static struct run_opts o;
+	const char *names[3];
+	struct target_names o = { .cgroups = names, .n_cgroups = 3 };
 	struct cg_target list[MAX_TARGETS];
 	char mnt[4096], outer[4200], inner[4300];
 	int n;
@@ -143,11 +147,9 @@ static void test_nested_targets(void)
 		rmdir(outer);
 		return;
 	}
-	memset(&o, 0, sizeof(o));
-	o.cgroups[0] = inner;
-	o.cgroups[1] = outer;
-	o.cgroups[2] = inner;
-	o.n_cgroups = 3;
+	names[0] = inner;
+	names[1] = outer;
+	names[2] = inner;
 	CHECK(targets_resolve(&o, mnt, list, &n, err, sizeof(err)) == 0, "nested: %s", err);
 	CHECK(n == 1 && !strcmp(list[0].path, outer), "nested: only the ancestor: %d, %s", n,
 	      n ? list[0].path : "-");
@@ -218,33 +220,206 @@ static void test_max_sockets_default(void)
  * nginx, unless the user says so. */
 static void test_target_policy(void)
 {
-	static struct run_opts o;
+	struct target_names o;
 	struct cg_target list[MAX_TARGETS];
+	const char *cgroups[1];
 	char mnt[4096];
-	int n;
+	int n, pids[1];
 
 	if (cg2_mount(mnt, sizeof(mnt)))
 		return;
-	memset(&o, 0, sizeof(o));
-	o.cgroups[0] = mnt;
-	o.n_cgroups = 1;
+	cgroups[0] = mnt;
+	o = (struct target_names){ .cgroups = cgroups, .n_cgroups = 1 };
 	CHECK(targets_resolve(&o, mnt, list, &n, err, sizeof(err)) < 0 && strstr(err, "root cgroup") &&
 		      strstr(err, "--allow-root-cgroup"),
 	      "root cgroup refused: %s", err);
-	o.allow_root_cgroup = true;
+	o.policy.allow_root_cgroup = true;
 	CHECK(targets_resolve(&o, mnt, list, &n, err, sizeof(err)) == 0 && n == 1,
 	      "root cgroup with --allow-root-cgroup: %s", err);
 	/* this test process is not nginx */
-	memset(&o, 0, sizeof(o));
-	o.pids[0] = getpid();
-	o.n_pids = 1;
-	o.allow_root_cgroup = true; /* the test may run in the root cgroup */
+	pids[0] = getpid();
+	o = (struct target_names){ .pids = pids, .n_pids = 1 };
+	o.policy.allow_root_cgroup = true; /* the test may run in the root cgroup */
 	CHECK(targets_resolve(&o, mnt, list, &n, err, sizeof(err)) < 0 && strstr(err, "not nginx") &&
 		      strstr(err, "--any-process"),
 	      "a process that is not nginx refused: %s", err);
-	o.any_process = true;
+	o.policy.any_process = true;
 	CHECK(targets_resolve(&o, mnt, list, &n, err, sizeof(err)) == 0,
 	      "with --any-process: %s", err);
+}
+
+/* ---- the option table ---- */
+
+static const struct argp_option *opt_named(const char *name)
+{
+	const struct argp_option *a;
+
+	for (a = run_argp_options; a->name || a->key; a++)
+		if (a->name && !strcmp(a->name, name))
+			return a;
+	return NULL;
+}
+
+/* --NAME ARG into o, as argp hands it over: 0, -1 (message in err), 1 */
+static int opt_set(struct run_opts *o, const char *name, const char *arg)
+{
+	const struct argp_option *a = opt_named(name);
+
+	err[0] = 0;
+	return a ? run_opt_set(o, a->key, arg, err, sizeof(err)) : 99;
+}
+
+/* opt_set() refuses with exactly this message */
+#define REFUSED(o, name, arg, msg)                                                  \
+	CHECK(opt_set(o, name, arg) == -1 && !strcmp(err, msg), "--%s %s: '%s', want '%s'", name, \
+	      arg, err, msg)
+
+static void test_table_defaults(void)
+{
+	static struct run_opts o;
+	const struct sockaddr_in *a = (const void *)&o.metrics_addr;
+	const struct argp_option *opt;
+	int n = 0;
+
+	memset(&o, 0xff, sizeof(o));
+	run_opts_init(&o);
+	CHECK(o.ports.all && o.follow && o.metrics && !o.pin && !o.force && !o.n_cgroups &&
+		      !o.n_pids && !o.n_xdp && !o.pid_file && !o.k8s_selector,
+	      "flags and lists start as the defaults");
+	CHECK(o.xdp_sample == 64 && o.max_unread == 64ULL << 20 && o.guard_idle == 30 &&
+		      o.short_conn_msgs == 0 && o.max_sockets == 0 && o.unread_budget == 0,
+	      "values start as the defaults");
+	CHECK(o.guard_hooks == 0 && o.resets == 0 && o.unread_scan == 0, "every choice: auto");
+	CHECK(a->sin_family == AF_INET && ntohs(a->sin_port) == 9435 &&
+		      a->sin_addr.s_addr == htonl(INADDR_LOOPBACK) && o.metrics_addr_len == sizeof(*a),
+	      "metrics on " DEFAULT_METRICS_ADDR);
+	for (opt = run_argp_options; opt->name; opt++, n++)
+		CHECK(opt_set(&o, opt->name, opt->arg ? "x" : NULL) != 1,
+		      "--%s is in argp's table but not the parser's", opt->name);
+	CHECK(n == 23, "23 options: %d", n);
+	CHECK(run_opt_set(&o, 'v', NULL, err, sizeof(err)) == 1, "-v is not run's own: common");
+}
+
+static void test_table_values(void)
+{
+	static struct run_opts o;
+	char many[8];
+	int i;
+
+	run_opts_init(&o);
+	CHECK(!opt_set(&o, "cgroup", "/a") && !opt_set(&o, "cgroup", "b") && o.n_cgroups == 2 &&
+		      !strcmp(o.cgroups[1], "b"), "--cgroup repeats");
+	CHECK(!opt_set(&o, "nginx-pid", "42") && o.n_pids == 1 && o.pids[0] == 42, "--nginx-pid");
+	CHECK(!opt_set(&o, "nginx-pid-file", "/run/x.pid") && !strcmp(o.pid_file, "/run/x.pid"),
+	      "--nginx-pid-file");
+	CHECK(!opt_set(&o, "ports", "80") && !opt_set(&o, "ports", "443") && !o.ports.all &&
+		      port_set_has(&o.ports, 80) && port_set_has(&o.ports, 443), "--ports adds");
+	CHECK(!opt_set(&o, "pin", NULL) && o.pin, "--pin");
+	CHECK(!opt_set(&o, "no-follow", NULL) && !o.follow, "--no-follow clears follow");
+	CHECK(!opt_set(&o, "force", NULL) && !opt_set(&o, "allow-root-cgroup", NULL) &&
+		      !opt_set(&o, "any-process", NULL) && o.force && o.allow_root_cgroup && o.any_process,
+	      "the other flags");
+	CHECK(!opt_set(&o, "short-conn", "5") && o.short_conn_msgs == 5, "--short-conn");
+	CHECK(!opt_set(&o, "short-conn", "1000000") && o.short_conn_msgs == 1000000,
+	      "--short-conn at its bound");
+	CHECK(!opt_set(&o, "guard-idle", "0") && o.guard_idle == 0, "--guard-idle 0: never");
+	CHECK(!opt_set(&o, "xdp", "eth0") && !opt_set(&o, "xdp", "abcdefghijklmno") && o.n_xdp == 2,
+	      "--xdp: up to 15 characters");
+	CHECK(!opt_set(&o, "xdp-sample", "0") && o.xdp_sample == 0, "--xdp-sample 0");
+	CHECK(!opt_set(&o, "max-unread", "64K") && o.max_unread == 65536, "--max-unread 64K");
+	CHECK(!opt_set(&o, "unread-budget", "1K") && o.unread_budget == 1024,
+	      "--unread-budget has no least");
+	CHECK(!opt_set(&o, "max-sockets", "2") && o.max_sockets == 2, "--max-sockets");
+	CHECK(!opt_set(&o, "guard-hooks", "tracepoints") && o.guard_hooks == GUARD_HOOKS_TRACEPOINTS,
+	      "--guard-hooks");
+	CHECK(!opt_set(&o, "resets", "sock_diag") && o.resets == RESETS_SOCK_DIAG, "--resets");
+	CHECK(!opt_set(&o, "unread-scan", "watch") && o.unread_scan == UNREAD_WATCH, "--unread-scan");
+	CHECK(!opt_set(&o, "metrics", "[::1]:99") && o.metrics &&
+		      o.metrics_addr.ss_family == AF_INET6, "--metrics");
+	CHECK(!opt_set(&o, "metrics", "off") && !o.metrics, "--metrics off");
+	CHECK(!opt_set(&o, "k8s-selector", "app=x") && !opt_set(&o, "k8s-node", "n") &&
+		      !opt_set(&o, "k8s-api", "https://a") && !strcmp(o.k8s_api, "https://a"),
+	      "the k8s options");
+	run_opts_init(&o);
+	for (i = 0; i < RUN_MAX_NAMED; i++) {
+		snprintf(many, sizeof(many), "e%d", i);
+		opt_set(&o, "xdp", many);
+		opt_set(&o, "nginx-pid", "7");
+		opt_set(&o, "cgroup", "c");
+	}
+	CHECK(o.n_pids == RUN_MAX_NAMED && o.n_cgroups == RUN_MAX_NAMED && o.n_xdp == RUN_MAX_NAMED,
+	      "64 of each");
+	REFUSED(&o, "xdp", "e64", "too many --xdp (max 64)");
+	REFUSED(&o, "cgroup", "c", "too many --cgroup (max 64)");
+	REFUSED(&o, "nginx-pid", "7", "too many --nginx-pid (max 64)");
+	REFUSED(&o, "nginx-pid", "x", "--nginx-pid: 'x' is not a process id");
+}
+
+/* The messages cli_bad_input.sh and users see, to the letter. */
+static void test_table_refusals(void)
+{
+	static struct run_opts o;
+
+	run_opts_init(&o);
+	REFUSED(&o, "nginx-pid", "abc", "--nginx-pid: 'abc' is not a process id");
+	REFUSED(&o, "ports", "0",
+		"--ports: bad port list '0': want ports 1-65535 or ranges, e.g. 80,443,8000-8100");
+	REFUSED(&o, "xdp", "abcdefghijklmnop",
+		"--xdp: interface name 'abcdefghijklmnop' is longer than 15 characters");
+	REFUSED(&o, "metrics", "bogus",
+		"--metrics: bad listen address 'bogus': want IP:PORT, e.g. 127.0.0.1:9435 or [::1]:9435");
+	REFUSED(&o, "max-unread", "1K", "--max-unread: '1K' is not a size of 64K or more, e.g. 64M, 512K");
+	REFUSED(&o, "unread-budget", "x",
+		"--unread-budget: 'x' is not a size of 64K or more, e.g. 64M, 512K");
+	REFUSED(&o, "max-sockets", "1", "--max-sockets: '1' is not a number of sockets (2-16777216)");
+	REFUSED(&o, "xdp-sample", "3", "--xdp-sample: '3' is not 0 or a power of two up to 65536");
+	REFUSED(&o, "guard-idle", "86401",
+		"--guard-idle: '86401' is not a number of seconds (0-86400)");
+	REFUSED(&o, "guard-idle", "", "--guard-idle: '' is not a number of seconds (0-86400)");
+	REFUSED(&o, "short-conn", "x", "--short-conn: 'x' is not a count of messages (0-1000000)");
+	REFUSED(&o, "guard-hooks", "kprobe",
+		"--guard-hooks: 'kprobe' is not auto, fentry, tracepoints or none");
+	REFUSED(&o, "resets", "bpf", "--resets: 'bpf' is not auto, iter or sock_diag");
+	REFUSED(&o, "unread-scan", "poll", "--unread-scan: 'poll' is not auto, iter or watch");
+	CHECK(o.max_unread == 64ULL << 20 && o.guard_idle == 30 && o.guard_hooks == 0,
+	      "a refused value changes nothing");
+}
+
+/* The k8s options' defaults from the environment, and what they need. */
+static void test_table_finish(void)
+{
+	static struct run_opts o;
+	struct run_env env = {};
+
+	run_opts_init(&o);
+	CHECK(!run_opts_finish(&o, &env, err, sizeof(err)), "no selector: nothing needed");
+	opt_set(&o, "k8s-selector", "app=x");
+	CHECK(run_opts_finish(&o, &env, err, sizeof(err)) == -1 &&
+		      !strcmp(err, "--k8s-selector needs this node's name: --k8s-node NAME or $NODE_NAME"),
+	      "no node: %s", err);
+	o.k8s_node = NULL;
+	env.node_name = "";
+	CHECK(run_opts_finish(&o, &env, err, sizeof(err)) == -1, "an empty $NODE_NAME is none");
+	o.k8s_node = NULL;
+	env.node_name = "node-1";
+	CHECK(run_opts_finish(&o, &env, err, sizeof(err)) == -1 &&
+		      !strcmp(err, "--k8s-selector: no API server: --k8s-api URL, or run in a pod"),
+	      "no API server: %s", err);
+	CHECK(!strcmp(o.k8s_node, "node-1"), "$NODE_NAME: %s", o.k8s_node);
+	env.k8s_host = "10.0.0.1";
+	CHECK(!run_opts_finish(&o, &env, err, sizeof(err)) && !strcmp(o.k8s_api, "https://10.0.0.1:443"),
+	      "in a pod: %s", o.k8s_api);
+	run_opts_init(&o);
+	opt_set(&o, "k8s-selector", "app=x");
+	opt_set(&o, "k8s-node", "given");
+	env.k8s_host = "fd00::1";
+	env.k8s_port = "6443";
+	CHECK(!run_opts_finish(&o, &env, err, sizeof(err)) && !strcmp(o.k8s_node, "given") &&
+		      !strcmp(o.k8s_api, "https://[fd00::1]:6443"),
+	      "IPv6 API server, --k8s-node wins: %s", o.k8s_api);
+	opt_set(&o, "k8s-api", "https://api");
+	CHECK(!run_opts_finish(&o, &env, err, sizeof(err)) && !strcmp(o.k8s_api, "https://api"),
+	      "--k8s-api wins");
 }
 
 int main(void)
@@ -255,6 +430,10 @@ int main(void)
 	test_nested_targets();
 	test_ports_repeated();
 	test_target_policy();
+	test_table_defaults();
+	test_table_values();
+	test_table_refusals();
+	test_table_finish();
 	test_ports();
 	test_pid();
 	test_sample_every();
