@@ -107,7 +107,7 @@ int parse_size(const char *s, uint64_t *bytes);
 /* Decimal count in that range: 0 and the count in *n, or -1. */
 int parse_max_sockets(const char *s, uint32_t *n);
 
-/* What the default --max-sockets is derived from (read by cmd_run.c). */
+/* What the default --max-sockets is derived from (read by runtime.c). */
 struct host_limits {
 	uint64_t mem_bytes;   /* RAM (sysinfo totalram); 0: unknown */
 	uint64_t file_max;    /* fs.file-max: open files host-wide; 0: unknown */

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * The running agent: its parts (data plane, XDP observer, event rings,
- * metrics server, peer following) and its one event loop.  cmd_run.c sets
- * it up and tears it down; this file keeps it going.
+ * metrics server, peer following), its one event loop, and its lifecycle,
+ * owned here alone: runtime_start() sets every part up from the options,
+ * runtime_stop() tears down whatever start got to.  cmd_run.c parses and
+ * calls: start, serve, stop.  The loop reads values (follow, ports,
+ * policy), never the options.
  */
 #ifndef NGX_SOCKMAP_RUNTIME_H
 #define NGX_SOCKMAP_RUNTIME_H
@@ -43,16 +46,25 @@ struct runtime {
 	 * every tick until their path, or their pid file's new pid, resolves */
 	struct cg_target waiting[MAX_TARGETS];
 	int n_waiting;
+	int lock_fd;              /* the single-agent lock (state.h); -1: not held */
 };
 
+/* Everything up to "ready": resolve the targets, probe the kernel, take
+ * the single-agent lock, self-test, load, attach, write agent.state, print
+ * the ready line and tell the service manager.  0, or -1 having said why.
+ * Call runtime_stop() either way. */
+int runtime_start(struct runtime *rt, const struct run_opts *o);
+/* Undo what runtime_start() did, as far as it got: the guard disarmed,
+ * links closed (unless pinned), agent.state removed, the lock dropped. */
+void runtime_stop(struct runtime *rt);
 /* Write agent.state from what is attached now. */
 void runtime_publish(struct runtime *rt);
 /* Find the namespaces of the processes in these cgroups (NULL: the
  * attached ones) again, and their addresses (local_addrs): before the
  * first attach, after each, every tick. */
 void runtime_refresh_netns(struct runtime *rt, const struct cg_target *cgs, int n);
-/* Serve until SIGINT/SIGTERM (blocked by the caller: taken through a
- * signalfd here).  0, or -errno when the loop itself failed. */
+/* Serve until SIGINT/SIGTERM (blocked since runtime_start: taken through
+ * a signalfd here).  0, or -errno when the loop itself failed. */
 int runtime_serve(struct runtime *rt);
 
 #endif
