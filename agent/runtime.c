@@ -436,56 +436,71 @@ static void format_addr(const struct sockaddr_storage *ss, char *buf, size_t len
 	}
 }
 
-/*
- * Check this kernel's redirect path before trusting it with nginx's bytes.
- * Fails closed: a failed critical check, or a self-test that could not run
- * at all, keeps the data plane paused (info->selftest_blocked, shown by
- * status and /metrics) unless --force.  Fills what the data plane's load
- * depends on.
- */
-static void run_selftest(const char *mnt, bool force, struct agent_info *info,
-			 struct dataplane_params *params, struct enforce_plan *plan, bool fallback)
+/* The self-test's reason to keep the data plane paused, the first found:
+ * it could not run, or a critical check failed.  false: none. */
+static bool selftest_refuses(const struct runtime *rt, char *why, size_t len)
 {
-	struct selftest_report report;
-	int i, ret;
+	const struct selftest_check *ck;
+	int i;
 
-	ret = selftest_run(mnt, plan->resets, fallback, &report);
-	/* until a self-test says splice(2) reads redirected bytes, it doesn't */
-	params->splice_guard = true;
-	if (ret) {
-		snprintf(info->selftest_error, sizeof(info->selftest_error),
-			 "the self-test could not run: %s", strerror(-ret));
-		info->selftest_blocked = !force;
-		pr_warn("%s: %s\n", info->selftest_error,
+	if (rt->selftest_err) {
+		snprintf(why, len, "the self-test could not run: %s", strerror(-rt->selftest_err));
+		return true;
+	}
+	for (i = 0; i < SELFTEST_CHECKS; i++) {
+		ck = &rt->selftest.checks[i];
+		if (ck->result == ST_FAIL && ck->critical) {
+			snprintf(why, len, "%s: %s", ck->name, selftest_summary(ck));
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Say what the self-test found that matters here, as it is found: why it
+ * could not run, or each failure and what follows from it. */
+static void warn_selftest(const struct runtime *rt, bool force)
+{
+	const struct selftest_check *ck;
+	char why[160];
+	int i;
+
+	if (rt->selftest_err) {
+		selftest_refuses(rt, why, sizeof(why));
+		pr_warn("%s: %s\n", why,
 			force ? "accelerating anyway (--force)" : "not accelerating (--force overrides)");
 		return;
 	}
 	for (i = 0; i < SELFTEST_CHECKS; i++) {
-		struct selftest_line *l = &info->selftest[info->n_selftest++];
-		const struct selftest_check *ck = &report.checks[i];
-
-		snprintf(l->name, sizeof(l->name), "%s", ck->name);
-		snprintf(l->result, sizeof(l->result), "%s", selftest_result_name(ck->result));
-		l->critical = ck->critical;
-		snprintf(l->detail, sizeof(l->detail), "%s",
-			 ck->result == ST_FAIL && ck->detail[0] ? ck->detail : ck->what);
+		ck = &rt->selftest.checks[i];
 		if (ck->result == ST_FAIL)
-			pr_warn("selftest %s: %s (%s)\n", ck->name, l->detail,
+			pr_warn("selftest %s: %s (%s)\n", ck->name, selftest_summary(ck),
 				!ck->critical ? "reported, not critical"
 				: force ? "CRITICAL, accelerating anyway: --force"
 					: "critical: acceleration disabled");
-		if (ck->result == ST_FAIL && ck->critical && !info->selftest_error[0])
-			snprintf(info->selftest_error, sizeof(info->selftest_error), "%s: %s",
-				 ck->name, l->detail);
 	}
-	info->selftest_blocked = report.critical_failure && !force;
-	params->slow_reader_fallback = report.slow_reader_fallback_safe;
-	params->splice_guard = !report.splice_reads_ingress;
-	if (plan->resets != (enum reset_mech)report.reset_mech) {
+}
+
+/*
+ * What the self-test's report changes in what is loaded, decided here
+ * once: the TCP fallbacks only where it proved them safe, the splice hook
+ * unless splice(2) reads redirected bytes, sock_diag for resets where
+ * iter/tcp loaded but could not end a connection.  A self-test that did
+ * not run proves nothing: the safe side of each.
+ */
+static void apply_selftest(const struct runtime *rt, struct dataplane_params *p,
+			   struct enforce_plan *plan)
+{
+	const struct selftest_report *r = &rt->selftest;
+	bool ran = !rt->selftest_err;
+
+	p->slow_reader_fallback = ran && r->slow_reader_fallback_safe;
+	p->splice_guard = !(ran && r->splice_reads_ingress);
+	if (ran && plan->resets != (enum reset_mech)r->reset_mech) {
 		/* iter/tcp loaded but could not end a connection */
 		snprintf(plan->resets_why, sizeof(plan->resets_why), "iter/tcp: %.60s",
 			 "loads, but the self-test's reset failed with it");
-		plan->resets = report.reset_mech;
+		plan->resets = r->reset_mech;
 	}
 }
 
@@ -552,22 +567,21 @@ static void set_guard(struct agent_info *info, enum hazard h, const char *mech, 
 }
 
 /*
- * What guards each hazard on this host (status, /metrics), and, where one
- * is unguarded, keep the data plane paused as after a critical self-test
- * failure (--force and 'resume --force' override): the agent stays up and
- * says why rather than exit.  enforcer_err: enforcer_start's result.
+ * What guards each hazard on this host (status, /metrics); an unguarded
+ * one is said here, and keeps the data plane paused (decide()).
+ * enforcer_err: enforcer_start's result.
  */
 static void plan_guards(struct runtime *rt, const struct enforce_plan *plan, int enforcer_err,
 			bool splice_guard, bool force)
 {
 	const struct guard *g = &rt->dp.guard;
 	struct agent_info *info = &rt->info;
-	char hooks[16], why[80], err[80];
+	const char *hooks = info->guard_hooks, *why = info->guard_why;
+	char err[80];
 	int h;
 
-	guard_describe(g, hooks, sizeof(hooks), why, sizeof(why));
-	snprintf(info->guard_hooks, sizeof(info->guard_hooks), "%s", hooks);
-	snprintf(info->guard_why, sizeof(info->guard_why), "%s", why);
+	guard_describe(g, info->guard_hooks, sizeof(info->guard_hooks), info->guard_why,
+		       sizeof(info->guard_why));
 	snprintf(err, sizeof(err), "%s", enforcer_err ? strerror(-enforcer_err) : "");
 	set_guard(info, HZ_RESETS, enforcer_err ? "none" : reset_mech_names[plan->resets],
 		  enforcer_err ? err : plan->resets_why);
@@ -585,16 +599,11 @@ static void plan_guards(struct runtime *rt, const struct enforce_plan *plan, int
 		info->guards[HZ_SPLICE] = info->guards[HZ_OOB];
 	set_guard(info, HZ_ULP, g->skel ? "setsockopt" : "none",
 		  g->skel ? "" : "the guard's cgroup/setsockopt did not load");
-	for (h = 0; h < HZ__MAX; h++) {
-		if (strcmp(info->guards[h].mech, "none"))
-			continue;
-		pr_warn("%s unguarded (%s): %s\n", hazard_names[h], info->guards[h].why,
-			force ? "accelerating anyway (--force)" : "not accelerating (--force overrides)");
-		if (!info->selftest_error[0])
-			snprintf(info->selftest_error, sizeof(info->selftest_error),
-				 "%s unguarded: %s", hazard_names[h], info->guards[h].why);
-		info->selftest_blocked |= !force;
-	}
+	for (h = 0; h < HZ__MAX; h++)
+		if (!strcmp(info->guards[h].mech, "none"))
+			pr_warn("%s unguarded (%s): %s\n", hazard_names[h], info->guards[h].why,
+				force ? "accelerating anyway (--force)"
+				      : "not accelerating (--force overrides)");
 }
 
 /*
@@ -602,7 +611,8 @@ static void plan_guards(struct runtime *rt, const struct enforce_plan *plan, int
  * container) can neither end a connection in another network namespace
  * (iter/tcp and sock_diag see only the caller's) nor learn its addresses:
  * the data plane tracks only sockets of the agent's own namespace
- * (skipped{other_netns}), and status says so.  0 or -1.
+ * (skipped{other_netns}), and status says so.  0; 1 when it can't even
+ * name its own (nothing can be accelerated: decide() keeps it paused); -1.
  */
 static int limit_to_own_netns(struct runtime *rt)
 {
@@ -622,10 +632,7 @@ static int limit_to_own_netns(struct runtime *rt)
 			strerror(errno));
 		if (fd >= 0)
 			close(fd);
-		rt->info.selftest_blocked = true;
-		snprintf(rt->info.selftest_error, sizeof(rt->info.selftest_error),
-			 "setns refused and no netns cookie");
-		return dataplane_set_paused(rt->maps.fd[MAP_CONFIG], true) ? -1 : 0;
+		return 1;
 	}
 	close(fd);
 	snprintf(rt->info.netns_scope, sizeof(rt->info.netns_scope), "setns: %s (CAP_SYS_ADMIN)",
@@ -633,6 +640,41 @@ static int limit_to_own_netns(struct runtime *rt)
 	pr_warn("this agent may not enter other network namespaces (setns: %s; it needs "
 		"CAP_SYS_ADMIN): only connections in its own are accelerated\n", strerror(-err));
 	return dataplane_set_netns_only(rt->maps.fd[MAP_CONFIG], cookie) ? -1 : 0;
+}
+
+/*
+ * Whether this run accelerates, decided in this one place from the
+ * self-test's report, the hazards' guards and the namespace scope: a
+ * self-test that could not run, a critical failure or an unguarded hazard
+ * keeps the data plane paused unless --force; an agent blind to every
+ * namespace (netns_blind), even with it.  The first reason found is the
+ * one status, /metrics and the ready line give.
+ */
+static int decide(struct runtime *rt, bool force, bool netns_blind)
+{
+	struct agent_info *info = &rt->info;
+	char *why = info->selftest_error;
+	size_t len = sizeof(info->selftest_error);
+	bool refused;
+	int h;
+
+	why[0] = 0;
+	refused = selftest_refuses(rt, why, len);
+	for (h = 0; h < HZ__MAX; h++) {
+		if (strcmp(info->guards[h].mech, "none"))
+			continue;
+		if (!why[0])
+			snprintf(why, len, "%s unguarded: %s", hazard_names[h], info->guards[h].why);
+		refused = true;
+	}
+	info->selftest_blocked = refused && !force;
+	if (netns_blind) {
+		info->selftest_blocked = true;
+		snprintf(why, len, "setns refused and no netns cookie");
+	}
+	if (info->selftest_blocked && dataplane_set_paused(rt->maps.fd[MAP_CONFIG], true))
+		return -1;
+	return 0;
 }
 
 /* The cgroups named, and the pods selected. */
@@ -729,7 +771,7 @@ static int claim(struct runtime *rt, const struct run_opts *o, const struct cg_t
 }
 
 /* The self-test, then the data plane (with its guard) and the enforcer,
- * loaded as the self-test and this host allow; paused where they say so. */
+ * loaded as the self-test and this host allow; paused where decide() says. */
 static int load(struct runtime *rt, const struct run_opts *o, uint32_t max_sockets)
 {
 	struct dataplane_params params = {
@@ -745,7 +787,7 @@ static int load(struct runtime *rt, const struct run_opts *o, uint32_t max_socke
 		.max_sockets_given = o->max_sockets,
 	};
 	struct enforce_plan plan;
-	int err_enf;
+	int err_enf, netns;
 
 	/* tests only: widen the claim race (claim_race_stress.sh) */
 	if (getenv("NGX_SOCKMAP_TEST_CLAIM_DELAY"))
@@ -755,7 +797,11 @@ static int load(struct runtime *rt, const struct run_opts *o, uint32_t max_socke
 	 * the data plane (which keeps unread_watch for the weaker scan). */
 	if (enforcer_plan(o->resets, o->unread_scan, &plan))
 		return -1;
-	run_selftest(rt->mnt, o->force, &rt->info, &params, &plan, o->resets == RESETS_AUTO);
+	rt->selftest_err = selftest_run(rt->mnt, plan.resets, o->resets == RESETS_AUTO, &rt->selftest);
+	warn_selftest(rt, o->force);
+	if (!rt->selftest_err)
+		state_set_selftest(&rt->info, &rt->selftest);
+	apply_selftest(rt, &params, &plan);
 	params.watch_unread = plan.unread == UNREAD_WATCH;
 	if (dataplane_load(&rt->dp, &params))
 		return -1;
@@ -767,9 +813,8 @@ static int load(struct runtime *rt, const struct run_opts *o, uint32_t max_socke
 				 rt->maps.fd[MAP_RESET_BACKLOG], rt->maps.fd[MAP_GAUGES], o->max_unread,
 				 o->unread_budget ?: enforcer_default_budget());
 	plan_guards(rt, &plan, err_enf, params.splice_guard, o->force);
-	if (rt->info.selftest_blocked && dataplane_set_paused(rt->maps.fd[MAP_CONFIG], true))
-		return -1;
-	return limit_to_own_netns(rt);
+	netns = limit_to_own_netns(rt);
+	return netns < 0 ? -1 : decide(rt, o->force, netns > 0);
 }
 
 /* The event ring, sk_msg, the guard's arming, then the cgroups (from here

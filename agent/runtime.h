@@ -20,6 +20,7 @@
 #include "maps.h"
 #include "metrics.h"
 #include "options.h"
+#include "selftest.h"
 #include "state.h"
 #include "topk.h"
 #include "xdp_observer.h"
@@ -35,6 +36,8 @@ struct runtime {
 	struct topk_window topk;
 	struct metrics_server metrics;
 	struct metrics_src msrc;
+	struct selftest_report selftest; /* what the self-test found */
+	int selftest_err;         /* 0, or -errno: it could not run */
 	struct agent_info info;   /* what agent.state says */
 	struct agent_maps maps;   /* fds, owned by dp and xdp */
 	char mnt[PATH_MAX];       /* cgroup v2 mount */

@@ -51,6 +51,11 @@ const char *selftest_result_name(enum st_result res)
 	return res == ST_PASS ? "pass" : res == ST_FAIL ? "FAIL" : "skip";
 }
 
+const char *selftest_summary(const struct selftest_check *c)
+{
+	return c->result == ST_FAIL && c->detail[0] ? c->detail : c->what;
+}
+
 /* The child: join the private cgroup, run the checks, report through the
  * pipe.  It dies with the agent, and holds none of its files: a fork
  * without exec would keep the agent's lock and listening socket alive. */

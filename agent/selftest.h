@@ -45,6 +45,9 @@ struct selftest_report {
 int selftest_run(const char *cg2_mnt, int resets, bool fallback, struct selftest_report *r);
 void selftest_print(FILE *out, const struct selftest_report *r);
 const char *selftest_result_name(enum st_result res);
+/* A check in one line (agent.state, the run's warnings): a failure's
+ * detail where it has one, else what the check proves. */
+const char *selftest_summary(const struct selftest_check *c);
 
 /* selftest_checks.c: the socket-level checks, run in the child inside the
  * private cgroup.  config_fd: the private data plane's config map (the

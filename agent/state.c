@@ -87,6 +87,23 @@ const char *const hazard_names[HZ__MAX] = { HAZARDS(NAMES_STR) };
 
 /* ---- writing ---- */
 
+void state_set_selftest(struct agent_info *info, const struct selftest_report *r)
+{
+	const struct selftest_check *ck;
+	struct selftest_line *l;
+	int i;
+
+	for (i = 0; i < SELFTEST_CHECKS; i++) {
+		ck = &r->checks[i];
+		l = &info->selftest[i];
+		snprintf(l->name, sizeof(l->name), "%s", ck->name);
+		snprintf(l->result, sizeof(l->result), "%s", selftest_result_name(ck->result));
+		l->critical = ck->critical;
+		snprintf(l->detail, sizeof(l->detail), "%s", selftest_summary(ck));
+	}
+	info->n_selftest = SELFTEST_CHECKS;
+}
+
 static void add_str(json_object *o, const char *key, const char *s)
 {
 	json_object_object_add(o, key, json_object_new_string(s));

@@ -53,14 +53,21 @@ struct hazard_guard {
 	char why[80];    /* why not a stronger one, or why unguarded */
 };
 
+/*
+ * What agent.state says, each fact written by its owner: the run
+ * (runtime.c) its pid, cgroups, rings, interfaces, guards and the one
+ * decision whether it accelerates (decide()); the guard its description
+ * (guard_describe); the self-test's report its lines, through
+ * state_set_selftest().  state.c serialises it and reads it back.
+ */
 struct agent_info {
 	int pid;              /* 0: no live agent (pinned state only) */
 	bool pinned;
-	bool selftest_blocked; /* a critical self-test failed: kept paused */
-	char selftest_error[160]; /* why: the first critical failure */
+	bool selftest_blocked; /* kept paused: the self-test, a hazard unguarded, no netns */
+	char selftest_error[160]; /* why: the first reason found */
 	struct cg_target cgroups[MAX_TARGETS];
 	int n_cgroups;
-	struct selftest_line selftest[SELFTEST_CHECKS];
+	struct selftest_line selftest[SELFTEST_CHECKS]; /* state_set_selftest() */
 	int n_selftest;
 	struct {
 		char name[IF_NAMESIZE];
@@ -78,6 +85,8 @@ struct agent_info {
 /* Take the single-agent lock.  Returns the lock fd, or -EBUSY with the
  * other agent's pid in *other_pid, or -errno. */
 int state_lock(int *other_pid);
+/* The lines of a self-test that ran, as agent.state keeps them. */
+void state_set_selftest(struct agent_info *info, const struct selftest_report *r);
 /* Write agent.state atomically (temp file + rename), map ids from m. */
 int state_write(const struct agent_info *info, const struct agent_maps *m);
 /* Remove agent.state and drop the lock. */
