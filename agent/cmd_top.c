@@ -127,6 +127,17 @@ static void frame(FILE *o, struct top_view *v)
 		 v->now.paused ? ", PAUSED" : "",
 		 v->info.selftest_blocked ? ", NOT accelerating (selftest)" : "");
 	fprintf(o, "%-*.*s%s\n", WIDTH - 9, WIDTH - 9, line, b1);
+	/* How full the SOCKHASH is (--max-sockets): full, new connections
+	 * stay on TCP (fallbacks no_room); NgxSockmapMapFilling warns past
+	 * 80%.  A line of its own: the title may already be cut at 71. */
+	if (v->now.sockets_max)
+		fprintf(o, "sockets %llu of %llu (%llu%% full%s)\n",
+			(unsigned long long)v->now.sockets_now,
+			(unsigned long long)v->now.sockets_max,
+			(unsigned long long)v->now.sockets_fill,
+			v->now.sockets_now >= v->now.sockets_max
+				? ": new connections use TCP, no_room"
+				: "");
 	counters_print_top(o, &v->now, &v->prev, v->now_t - v->prev_t, WIDTH - 1);
 	fputs("\n", o);
 

@@ -318,6 +318,9 @@ void counters_print_top(FILE *out, const struct counters *now, const struct coun
 		d = &counter_table[t];
 		if (!d->metric || d->label)
 			continue;
+		/* top's header has its own line for these (with the fill) */
+		if (d->off == AT(sockets_now) || d->off == AT(sockets_max))
+			continue;
 		a = counter_value(now, d, 0);
 		if (d->type == CT_COUNTER) {
 			b = counter_value(prev, d, 0);

@@ -68,7 +68,8 @@ void counters_print_text(FILE *out, const struct counters *c);
 void counters_add_json(struct json_object *obj, const struct counters *c);
 void counters_print_prometheus(FILE *out, const struct counters *c);
 /* `top`: values, and rates of counters over dt seconds since prev,
- * wrapped at width columns. */
+ * wrapped at width columns; not sockets and sockets_max, which top's
+ * header shows with the fill level. */
 void counters_print_top(FILE *out, const struct counters *now, const struct counters *prev,
 			double dt, int width);
 

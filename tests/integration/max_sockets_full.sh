@@ -6,7 +6,8 @@
 # two random 64 KiB bodies byte-exact; the sockets that found no room are
 # counted (fallbacks.no_room), the others were paired; status, status
 # --json and /metrics report the size (sockets_max 16) and the fill level
-# (sockets_fill = sockets * 100 / 16) while the connections are open.
+# (sockets_fill = sockets * 100 / 16) while the connections are open, and
+# top's header says it (and that the map is full when it is).
 # Then: a --max-sockets whose maps the agent's memory cgroup can't hold
 # stops the agent with a message that names --max-sockets, attached to
 # nothing; and a pinned data plane of another size is refused when
@@ -76,6 +77,14 @@ assert_ge "$noroom" $((CONNS * 2 - MAX)) "sockets that found no room, counted"
 assert_ge "$pairs" 1 "connections that found room were paired"
 "$AGENT" status | grep -Eq "^sockets_fill +$fill%" ||
 	fail "status text has no sockets_fill line: $("$AGENT" status | grep sockets)"
+"$AGENT" top --once -d 0.3 >"$TMP/top.txt" 2>&1 || fail "top failed: $(cat "$TMP/top.txt")"
+grep -Eq "^sockets $socks of $MAX \($fill% full(: new connections use TCP, no_room)?\)$" "$TMP/top.txt" ||
+	fail "top shows no fill level: $(head -3 "$TMP/top.txt")"
+if [ "$socks" -ge $MAX ]; then
+	grep -q "^sockets $socks of $MAX ($fill% full: new connections use TCP, no_room)$" \
+		"$TMP/top.txt" || fail "top does not say the map is full: $(head -3 "$TMP/top.txt")"
+fi
+ok "top: $(grep '^sockets ' "$TMP/top.txt")"
 curl -s --noproxy '*' http://127.0.0.1:$PORT_M/metrics >"$TMP/metrics"
 grep -qx "ngx_sockmap_sockets_max $MAX" "$TMP/metrics" ||
 	fail "/metrics: $(grep sockets_max "$TMP/metrics")"
