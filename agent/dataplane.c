@@ -17,6 +17,7 @@
 #include "dataplane.h"
 #include "event_feed.h"
 #include "log.h"
+#include "nonce_pool.h"
 #include "paths.h"
 
 int dataplane_probe_kernel(char *err, size_t errlen)
@@ -221,6 +222,7 @@ int dataplane_load(struct dataplane *dp, const struct dataplane_params *p)
 	bool adopting;
 	int err;
 
+	dp->nonces.pool_fd = -1; /* nothing to refill until loaded */
 	dp->skel = accel_bpf__open();
 	if (!dp->skel) {
 		pr_warn("opening the BPF object failed: %s\n", strerror(errno));
@@ -276,6 +278,12 @@ int dataplane_load(struct dataplane *dp, const struct dataplane_params *p)
 			strerror(-err));
 		return err;
 	}
+	err = nonce_pool_open(&dp->nonces, bpf_map__fd(dp->skel->maps.nonce_pool),
+			      bpf_map__fd(dp->skel->maps.nonce_wakeup));
+	if (err < 0) {
+		pr_warn("filling the nonce pool: %s\n", strerror(-err));
+		return err;
+	}
 	if (!p->guard)
 		return 0;
 	err = guard_load(&dp->guard, dp->skel->obj, p->guard_hooks, p->splice_guard);
@@ -285,6 +293,11 @@ int dataplane_load(struct dataplane *dp, const struct dataplane_params *p)
 	if (err && (p->guard_hooks == GUARD_HOOKS_FENTRY || p->guard_hooks == GUARD_HOOKS_TRACEPOINTS))
 		return err;
 	return 0;
+}
+
+int dataplane_refill_nonces(struct dataplane *dp)
+{
+	return nonce_pool_fill(&dp->nonces);
 }
 
 int dataplane_attach_msg(struct dataplane *dp)
@@ -499,6 +512,7 @@ void dataplane_destroy(struct dataplane *dp)
 		bpf_prog_detach2(bpf_program__fd(dp->skel->progs.msg_redirect),
 				 bpf_map__fd(dp->skel->maps.sock_hash), BPF_SK_MSG_VERDICT);
 	dp->msg_attached = false;
+	nonce_pool_close(&dp->nonces);
 	accel_bpf__destroy(dp->skel);
 	dp->skel = NULL;
 }

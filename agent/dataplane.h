@@ -12,6 +12,7 @@
 #include "bpfutil.h" /* struct prog_ref */
 #include "guard.h"
 #include "maps.h"
+#include "nonce_pool.h"
 #include "target.h"
 
 struct accel_bpf;
@@ -51,6 +52,7 @@ struct dataplane {
 	bool msg_attached;
 	bool pinned;
 	bool events_in_arena;         /* else the conn_events ring buffer */
+	struct nonce_pool nonces;     /* filled from getrandom(2) after load */
 	uint32_t max_sockets;         /* what sock_hash holds (after load) */
 };
 
@@ -62,6 +64,10 @@ int dataplane_probe_kernel(char *err, size_t errlen);
  * pinned sock_hash of another size than p->max_sockets is adopted at its
  * size, or refused when the size was given (maps can't be resized). */
 int dataplane_load(struct dataplane *dp, const struct dataplane_params *p);
+/* Top up the nonce pool new active ends draw from (nonce_pool.h): at load,
+ * on every tick and on its wake-ups (dp->nonces).  How many were added, or
+ * -errno. */
+int dataplane_refill_nonces(struct dataplane *dp);
 /* Before anything is loaded: can we attach to this cgroup (not attached
  * by another agent; our own pins count as ours with adopt_pins)?  0, or
  * -EBUSY with one line in err. */

@@ -243,8 +243,12 @@ static void sweep_endpoints(struct runtime *rt)
 static void tick(struct runtime *rt, uint64_t n)
 {
 	static uint64_t ticks;
+	int err;
 
 	feed_drain(&rt->feed);
+	err = dataplane_refill_nonces(&rt->dp);
+	if (err < 0)
+		pr_debug("refilling the nonce pool: %s\n", strerror(-err));
 	if (observer_running(&rt->xdp))
 		topk_tick(&rt->topk, rt->maps.fd[MAP_SRC_STATS]);
 	runtime_refresh_netns(rt, NULL, 0);
@@ -295,12 +299,12 @@ static void stop_signals(sigset_t *mask)
 	sigaddset(mask, SIGHUP);
 }
 
-/* One epoll loop: signals, the tick (rings, top-K, following and
- * libmicrohttpd's timeouts), ring wake-ups, metrics connections, and the
- * -v summary timer. */
+/* One epoll loop: signals, the tick (rings, top-K, nonces, following and
+ * libmicrohttpd's timeouts), ring and nonce wake-ups, metrics connections,
+ * and the -v summary timer. */
 int runtime_serve(struct runtime *rt)
 {
-	int ep, sfd, tick_fd, sum_fd = -1, wake_fd, http_fd, reset_fd, arm_fd, ret = 0;
+	int ep, sfd, tick_fd, sum_fd = -1, wake_fd, http_fd, reset_fd, arm_fd, nonce_fd, ret = 0;
 	struct signalfd_siginfo si;
 	struct epoll_event got;
 	uint64_t ticks;
@@ -318,8 +322,10 @@ int runtime_serve(struct runtime *rt)
 	http_fd = rt->metrics.daemon ? rt->metrics.epoll_fd : -1;
 	reset_fd = enforcer_epoll_fd(&rt->enforcer);
 	arm_fd = arming_epoll_fd(&rt->arming);
+	nonce_fd = nonce_pool_epoll_fd(&rt->dp.nonces);
 	watch(ep, reset_fd);
 	watch(ep, arm_fd);
+	watch(ep, nonce_fd);
 	watch(ep, sfd);
 	watch(ep, tick_fd);
 	watch(ep, sum_fd);
@@ -343,6 +349,8 @@ int runtime_serve(struct runtime *rt)
 			enforcer_on_requests(&rt->enforcer);
 		} else if (got.data.fd == arm_fd) {
 			arming_on_wakeup(&rt->arming);
+		} else if (got.data.fd == nonce_fd) {
+			nonce_pool_on_wakeup(&rt->dp.nonces);
 		} else if (got.data.fd == wake_fd) {
 			feed_on_wakeup(&rt->feed);
 		} else if (got.data.fd == http_fd) {

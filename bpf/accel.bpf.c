@@ -80,6 +80,22 @@ struct {
 	__type(value, struct endpoint);
 } endpoints SEC(".maps");
 
+/* Filled by the agent from getrandom(2) (agent/nonce_pool.c), taken by
+ * new_nonce(). */
+struct {
+	__uint(type, BPF_MAP_TYPE_QUEUE);
+	__uint(max_entries, NONCE_POOL_SIZE);
+	__type(value, __u64);
+} nonce_pool SEC(".maps");
+
+/* new_nonce() wakes the agent to refill: at the nonces it marked
+ * (NONCE_WAKE_MARK) and when the pool is empty.  A full ring just drops
+ * the record: the agent is awake already, or its tick refills. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} nonce_wakeup SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
@@ -493,11 +509,20 @@ static __always_inline void untrack_self(struct sock_state *st)
 	STAT_ADD(sockets_closed, 1);
 }
 
+/* The nonce an active end puts on its final ACK, from the kernel's CSPRNG
+ * through the agent (bpf_get_prandom_u32 is a per-CPU PRNG whose state a
+ * few observed outputs give away).  0: the pool is empty. */
 static __always_inline __u64 new_nonce(void)
 {
-	__u64 n = ((__u64)bpf_get_prandom_u32() << 32) | bpf_get_prandom_u32();
+	__u64 n, one = 1;
 
-	return (n | EP_NONCE_BIT) & ~1ULL;
+	if (bpf_map_pop_elem(&nonce_pool, &n)) {
+		bpf_ringbuf_output(&nonce_wakeup, &one, sizeof(one), 0);
+		return 0;
+	}
+	if (n & NONCE_WAKE_MARK)
+		bpf_ringbuf_output(&nonce_wakeup, &one, sizeof(one), 0);
+	return (n | EP_NONCE_BIT) & ~NONCE_WAKE_MARK;
 }
 
 /* Active end: register, wait to be claimed. */
@@ -508,6 +533,7 @@ static __always_inline void track_active(struct bpf_sock_ops *skops)
 	struct sock_state *st;
 	struct bpf_sock *sk;
 	struct endpoint *e;
+	__u64 nonce;
 	__u16 sport;
 	long err;
 
@@ -530,11 +556,16 @@ static __always_inline void track_active(struct bpf_sock_ops *skops)
 		STAT_ADD(fallbacks[FB_ULP], 1);
 		return;
 	}
+	nonce = new_nonce();
+	if (!nonce) {
+		STAT_ADD(fallbacks[FB_NO_NONCE], 1);
+		return;
+	}
 	st = life_begin(skops, sk);
 	if (!st)
 		return;
 	st->service_port = sport;
-	st->nonce = new_nonce();
+	st->nonce = nonce;
 	ne.cookie = st->cookie;
 	ne.nonce = st->nonce;
 	ne.claim = st->nonce;

@@ -35,7 +35,8 @@
 	X(FB_HAZARD, "hazard")           /* its port showed a hazard before */  \
 	X(FB_ARMING, "arming")           /* guards idle: woken, next one pairs */ \
 	X(FB_NO_STORAGE, "no_storage")   /* the kernel gave no socket storage */ \
-	X(FB_UNGUARDED, "unguarded")     /* the agent guarding it left or died */
+	X(FB_UNGUARDED, "unguarded")     /* the agent guarding it left or died */ \
+	X(FB_NO_NONCE, "no_nonce")       /* nonce_pool empty: no agent refills it */
 
 enum fallback_reason { FALLBACK_REASONS(NAMES_ENUM) FB__MAX };
 
@@ -337,6 +338,13 @@ struct agent_gauges {
 };
 
 #define ACCEL_MAX_SOCKETS 131072
+/* Nonces the agent keeps ready (getrandom(2)) for active ends; an empty
+ * pool means TCP (fallbacks{no_nonce}).  Bit 0 of a nonce is never sent
+ * (EP_WITHDRAWN is all ones), so the agent uses it on one nonce in
+ * NONCE_WAKE_EVERY to ask for a wake-up when it is taken. */
+#define NONCE_POOL_SIZE   32768
+#define NONCE_WAKE_EVERY  4096
+#define NONCE_WAKE_MARK   1ULL
 #define LOCAL_ADDRS_MAX   4096
 
 #endif /* NGX_SOCKMAP_ACCEL_H */

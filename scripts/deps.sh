@@ -8,11 +8,12 @@ set -eu
 
 PKGS="clang-19 llvm-19 libelf-dev zlib1g-dev libjson-c-dev libmicrohttpd-dev libcurl4-openssl-dev pkg-config make gcc
       nginx wrk curl iproute2 python3 procps util-linux kmod prometheus
-      systemd man-db"
+      systemd man-db tcpdump"
 # systemd for systemd-analyze (systemd_unit_verify.sh: the unit, in CI; no
 # systemd need run), man-db for install_destdir.sh's rendering of the man
 # page.  Not debhelper and lintian: deb_build_purge.sh skips without them
 # (its first run, a debootstrap, would take 8 of CI's 20 minutes).
+# tcpdump for nonce_pool.sh (the nonce on the wire).
 BACKPORTS_PKGS="libbpf-dev bpftool linux-libc-dev"
 # The compose setup (docker-compose.yml, make compose-bench, its test):
 # Debian's Docker engine and docker-compose 1.29 unless an engine / compose
