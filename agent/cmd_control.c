@@ -91,7 +91,7 @@ struct health_opts {
 
 /* The liveness check the DaemonSet's probe runs (an exec probe: it needs no
  * slot of the metrics server, which any pod can fill).  The agent's loop
- * writes agent_gauges on every tick (enforcer_tick), so their heartbeat
+ * writes agent_gauges on every tick (runtime.c publish_gauges), so their heartbeat
  * says whether the loop still turns; a Kubernetes API call blocks it up
  * to 5 s (k8s.c), far below the default age. */
 static int do_health(void *opts)

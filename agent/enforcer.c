@@ -138,13 +138,12 @@ static void take_backlog(struct enforcer *e)
 
 int enforcer_start(struct enforcer *e, const struct enforce_plan *plan,
 		   const struct bpf_object *dataplane, int sock_hash_fd, int resets_fd,
-		   int backlog_fd, int gauges_fd, uint64_t max_unread, uint64_t budget)
+		   int backlog_fd, uint64_t max_unread, uint64_t budget)
 {
 	int err;
 
 	e->plan = *plan;
 	e->backlog_fd = backlog_fd;
-	e->gauges_fd = gauges_fd;
 	e->max_unread = max_unread;
 	e->budget = budget;
 	if (plan->resets == RESETS_ITER || plan->unread == UNREAD_ITER) {
@@ -383,12 +382,10 @@ void enforcer_on_requests(struct enforcer *e)
 	e->n_pending = 0;
 }
 
-static __u64 boottime_ns(void)
+void enforcer_set_namespaces(struct enforcer *e, const struct netns_ref *ns, size_t n)
 {
-	struct timespec t;
-
-	clock_gettime(CLOCK_BOOTTIME, &t);
-	return (__u64)t.tv_sec * 1000000000ULL + t.tv_nsec;
+	e->ns = ns;
+	e->n_ns = n;
 }
 
 static int by_bytes_desc(const void *a, const void *b)
@@ -398,17 +395,11 @@ static int by_bytes_desc(const void *a, const void *b)
 	return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : 0;
 }
 
-void enforcer_tick(struct enforcer *e)
+void enforcer_tick(struct enforcer *e, struct agent_gauges *g)
 {
-	struct agent_gauges g = { .unread_limit = e->max_unread, .unread_budget = e->budget,
-				  .local_addrs = e->local_addrs, .guards_armed = e->guards_armed,
-				  .netns_unresolved = e->netns_unresolved,
-				  .endpoints_swept = e->endpoints_swept,
-				  .heartbeat_ns = boottime_ns() };
 	static struct unread_record top[UNREAD_SCAN_MAX];
 	static struct reset_ask asks[UNREAD_SCAN_MAX];
 	__u64 total = 0, largest = 0;
-	__u32 zero = 0;
 	uint64_t over;
 	int n, i;
 
@@ -426,20 +417,21 @@ void enforcer_tick(struct enforcer *e)
 		pr_debug("unread scan: %s\n", strerror(-n));
 		n = 0;
 	}
-	g.unread_bytes = total;
-	g.unread_max_bytes = largest;
-	bpf_map_update_elem(e->gauges_fd, &zero, &g, BPF_ANY);
-	if (!e->budget || g.unread_bytes <= e->budget || !e->rb)
+	g->unread_bytes = total;
+	g->unread_max_bytes = largest;
+	g->unread_limit = e->max_unread;
+	g->unread_budget = e->budget;
+	if (!e->budget || g->unread_bytes <= e->budget || !e->rb)
 		return;
 	/* Over the host-wide budget: end the largest until back under it. */
 	qsort(top, n, sizeof(top[0]), by_bytes_desc);
-	over = g.unread_bytes - e->budget;
+	over = g->unread_bytes - e->budget;
 	for (i = 0; i < n && over; i++) {
 		asks[i] = (struct reset_ask){ .cookie = top[i].cookie, .reason = RS_BUDGET };
 		over = top[i].bytes >= over ? 0 : over - top[i].bytes;
 	}
 	pr_warn("unread redirected bytes %llu over the budget %llu: ending the %d largest\n",
-		(unsigned long long)g.unread_bytes, (unsigned long long)e->budget, i);
+		(unsigned long long)g->unread_bytes, (unsigned long long)e->budget, i);
 	enforce(e, asks, i);
 }
 

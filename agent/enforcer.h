@@ -78,15 +78,10 @@ struct enforcer {
 	struct syscall_ops so;   /* loaded for sock_diag or watch */
 	struct ring_buffer *rb;  /* reset_requests */
 	int backlog_fd;          /* reset_backlog: what the ring had no room for */
-	int gauges_fd;           /* agent_gauges */
 	uint64_t max_unread;     /* per socket (shown; the data plane enforces it) */
 	uint64_t budget;         /* host-wide */
 	const struct netns_ref *ns; /* where tracked processes live (runtime's) */
 	size_t n_ns;
-	uint64_t local_addrs;    /* shown in the gauges */
-	uint64_t guards_armed;   /* likewise (guard_arming.c) */
-	uint64_t endpoints_swept; /* likewise (dataplane_sweep_endpoints) */
-	uint64_t netns_unresolved; /* likewise (runtime.c) */
 	/* requests taken from the ring, not yet carried out */
 	struct reset_ask *pending;
 	size_t n_pending, cap_pending;
@@ -96,12 +91,17 @@ struct enforcer {
  * reset requests.  0 or -errno (nothing to end connections with). */
 int enforcer_start(struct enforcer *e, const struct enforce_plan *plan,
 		   const struct bpf_object *dataplane, int sock_hash_fd, int resets_fd,
-		   int backlog_fd, int gauges_fd, uint64_t max_unread, uint64_t budget);
+		   int backlog_fd, uint64_t max_unread, uint64_t budget);
+/* Where tracked processes live now: the namespaces it resets in (the
+ * caller's array, kept until the next call). */
+void enforcer_set_namespaces(struct enforcer *e, const struct netns_ref *ns, size_t n);
 int enforcer_epoll_fd(const struct enforcer *e);
 /* Requests are ready: take and carry them out. */
 void enforcer_on_requests(struct enforcer *e);
-/* Once a tick: measure unread bytes, publish the gauges, keep the budget. */
-void enforcer_tick(struct enforcer *e);
+/* Once a tick: measure unread bytes into g's unread fields (the rest of
+ * the gauges are their owners'), keep the budget. */
+struct agent_gauges;
+void enforcer_tick(struct enforcer *e, struct agent_gauges *g);
 void enforcer_stop(struct enforcer *e);
 int enforcer_progs(const struct enforcer *e, struct prog_ref *out, int max);
 /* The default host-wide budget: half of tcp_mem's pressure threshold. */

@@ -18,6 +18,7 @@
 #include <sys/sysinfo.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
 #include "addrs.h"
 #include "counters.h"
 #include "follow.h"
@@ -53,20 +54,19 @@ void runtime_refresh_netns(struct runtime *rt, const struct cg_target *cgs, int 
 		return;
 	/* loud, once per change: connections there are never paired, and
 	 * nothing could be reset there */
-	if (unresolved && (uint64_t)unresolved != rt->enforcer.netns_unresolved)
+	if (unresolved && (uint64_t)unresolved != rt->netns_unresolved)
 		pr_warn("%d attached cgroup%s: no process whose network namespace the agent may "
 			"open (%s): their local peers look remote and are not paired%s\n", unresolved,
 			unresolved == 1 ? "" : "s", strerror(err),
 			err == EACCES || err == EPERM ? "; processes of other users need CAP_SYS_PTRACE" : "");
-	rt->enforcer.netns_unresolved = unresolved;
+	rt->netns_unresolved = unresolved;
 	free(rt->ns);
 	rt->ns = ns;
 	rt->n_ns = n;
-	rt->enforcer.ns = ns;
-	rt->enforcer.n_ns = n;
+	enforcer_set_namespaces(&rt->enforcer, ns, n);
 	count = addrs_sync(rt->maps.fd[MAP_LOCAL_ADDRS], ns, n);
 	if (count >= 0)
-		rt->enforcer.local_addrs = count;
+		rt->local_addrs = count;
 }
 
 /* -v: one line of progress every SUMMARY_EVERY_SEC. */
@@ -235,9 +235,33 @@ static void sweep_endpoints(struct runtime *rt)
 	int n = dataplane_sweep_endpoints(rt->maps.fd[MAP_ENDPOINTS], rt->maps.fd[MAP_SOCK_HASH]);
 
 	if (n > 0) {
-		rt->enforcer.endpoints_swept += n;
+		rt->endpoints_swept += n;
 		pr_debug("removed %d orphaned endpoints\n", n);
 	}
+}
+
+static __u64 boottime_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_BOOTTIME, &t);
+	return (__u64)t.tv_sec * 1000000000ULL + t.tv_nsec;
+}
+
+/* agent_gauges, written whole once a tick: each fact from its owner, the
+ * unread ones measured by the enforcer now, and the heartbeat `ngx-sockmap
+ * health` checks (the loop ticked). */
+static void publish_gauges(struct runtime *rt)
+{
+	struct agent_gauges g = { .local_addrs = rt->local_addrs,
+				  .guards_armed = rt->arming.armed,
+				  .netns_unresolved = rt->netns_unresolved,
+				  .endpoints_swept = rt->endpoints_swept };
+	__u32 zero = 0;
+
+	enforcer_tick(&rt->enforcer, &g);
+	g.heartbeat_ns = boottime_ns();
+	bpf_map_update_elem(rt->maps.fd[MAP_GAUGES], &zero, &g, BPF_ANY);
 }
 
 static void tick(struct runtime *rt, uint64_t n)
@@ -253,11 +277,10 @@ static void tick(struct runtime *rt, uint64_t n)
 		topk_tick(&rt->topk, rt->maps.fd[MAP_SRC_STATS]);
 	runtime_refresh_netns(rt, NULL, 0);
 	arming_tick(&rt->arming);
-	rt->enforcer.guards_armed = rt->arming.armed;
 	ticks += n;
 	if (ticks % SWEEP_EVERY_TICKS == 0)
 		sweep_endpoints(rt);
-	enforcer_tick(&rt->enforcer);
+	publish_gauges(rt);
 	check_targets(rt);
 	if (rt->k8s.selector && ticks % FOLLOW_EVERY_TICKS == 0)
 		k8s_sync(rt);
@@ -818,7 +841,7 @@ static int load(struct runtime *rt, const struct run_opts *o, uint32_t max_socke
 	rt->msrc.enforcer = &rt->enforcer;
 	err_enf = enforcer_start(&rt->enforcer, &plan, dataplane_object(&rt->dp),
 				 rt->maps.fd[MAP_SOCK_HASH], rt->maps.fd[MAP_RESETS],
-				 rt->maps.fd[MAP_RESET_BACKLOG], rt->maps.fd[MAP_GAUGES], o->max_unread,
+				 rt->maps.fd[MAP_RESET_BACKLOG], o->max_unread,
 				 o->unread_budget ?: enforcer_default_budget());
 	plan_guards(rt, &plan, err_enf, params.splice_guard, o->force);
 	netns = limit_to_own_netns(rt);

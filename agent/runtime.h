@@ -31,6 +31,11 @@ struct runtime {
 	struct guard_arming arming; /* when the guard's tracepoints are attached */
 	struct netns_ref *ns;     /* namespaces of tracked processes */
 	size_t n_ns;
+	/* facts the loop publishes in agent_gauges (publish_gauges), each
+	 * written here by what finds it out */
+	uint64_t local_addrs;     /* addresses of those namespaces (addrs_sync) */
+	uint64_t netns_unresolved; /* attached cgroups whose netns is out of reach */
+	uint64_t endpoints_swept; /* orphaned endpoints removed (sweep_endpoints) */
 	struct xdp_observer xdp;
 	struct event_feed feed;
 	struct topk_window topk;
