@@ -28,13 +28,6 @@ cg_new CS srv
 cg_new CC cli
 python3 "$PY" plaintext "$TMP/plain.bin"
 
-jget() {
-	python3 -c '
-import json, sys
-v = json.load(open(sys.argv[1]))[sys.argv[2]]
-print(v if isinstance(v, str) else json.dumps(v))' "$1" "$2" 2>/dev/null || echo "(no $2 in $1)"
-}
-
 # probe NAME READER_ARG SENDER_ARG: one connection, results in $TMP/NAME.*
 probe() {
 	local name=$1 rarg=$2 sarg=$3 x

@@ -22,13 +22,6 @@ PY=$TOP/tests/lib/oob_probe.py
 cg_new CS srv
 cg_new CC cli
 
-jget() {
-	python3 -c '
-import json, sys
-v = json.load(open(sys.argv[1]))[sys.argv[2]]
-print(v if isinstance(v, str) else json.dumps(v))' "$1" "$2" 2>/dev/null || echo "(no $2 in $1)"
-}
-
 # oob_maps NAME: ids of the maps of that name (the agent's)
 oob_maps() {
 	bpftool -j map show | python3 -c '
@@ -66,7 +59,7 @@ print(int.from_bytes(bytes(int(b, 16) for b in v), "little") if isinstance(v, li
 # probe NAME [plain]: one run of the sequence, results in $TMP/NAME/*.json;
 # plain: the plain-sender, with a stale mark planted on its thread
 probe() {
-	local d=$TMP/$1 x mode=sender
+	local d=$TMP/$1 mode=sender
 	[ "${2:-}" = plain ] && mode=plain-sender
 	mkdir -p "$d"
 	cg_exec "$CS" python3 "$PY" reader "$d" >"$d/reader.log" 2>&1 &
@@ -81,12 +74,7 @@ probe() {
 		plant_mark $(cat "$d/sender.tid")
 		touch "$d/go"
 	fi
-	wait "${PID[$1.s]}" || { cat "$d/sender.log"; fail "$1: sender failed"; }
-	wait "${PID[$1]}"
-	for x in reader sender; do
-		[ -s "$d/$x.json" ] || { cat "$d/$x.log"; fail "$1: $x wrote no result"; }
-		log "$1 $x: $(cat "$d/$x.json")"
-	done
+	probe_wait "$1" "$d" "${PID[$1.s]}" "${PID[$1]}"
 }
 
 # check_urgent DIR LABEL R0: the reader of the probe in DIR saw what plain

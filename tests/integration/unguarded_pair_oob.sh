@@ -21,13 +21,6 @@ PY=$TOP/tests/lib/oob_probe.py
 cg_new CS srv
 cg_new CC cli
 
-jget() {
-	python3 -c '
-import json, sys
-v = json.load(open(sys.argv[1]))[sys.argv[2]]
-print(v if isinstance(v, str) else json.dumps(v))' "$1" "$2" 2>/dev/null || echo "(no $2 in $1)"
-}
-
 declare -A RPID SPID
 # start NAME: a late-reader and a late-sender, "hello" sent and read
 start() {
@@ -46,14 +39,8 @@ start() {
 
 # finish NAME: the rest of the sequence, and its results
 finish() {
-	local d=$TMP/$1 x
-	touch "$d/go"
-	wait "${SPID[$1]}" || { cat "$d/sender.log"; fail "$1: sender failed"; }
-	wait "${RPID[$1]}"
-	for x in reader sender; do
-		[ -s "$d/$x.json" ] || { cat "$d/$x.log"; fail "$1: $x wrote no result"; }
-		log "$1 $x: $(cat "$d/$x.json")"
-	done
+	touch "$TMP/$1/go"
+	probe_wait "$1" "$TMP/$1" "${SPID[$1]}" "${RPID[$1]}"
 }
 
 # check NAME: the reader saw what plain TCP gives

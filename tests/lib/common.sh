@@ -135,6 +135,27 @@ pin_dir_fresh() {
 	on_exit "[ -e '$PIN' ] && { '$AGENT' detach >/dev/null 2>&1; rm -rf '$PIN'; }"
 }
 
+# probe_wait LABEL DIR SENDER_PID READER_PID: a sender and a reader
+# (oob_probe.py) done, each having written DIR/sender.json, DIR/reader.json
+probe_wait() {
+	local x
+	wait "$3" || { cat "$2/sender.log"; fail "$1: sender failed"; }
+	wait "$4"
+	for x in reader sender; do
+		[ -s "$2/$x.json" ] || { cat "$2/$x.log"; fail "$1: $x wrote no result"; }
+		log "$1 $x: $(cat "$2/$x.json")"
+	done
+}
+
+# jget FILE KEY: one key of a JSON object in FILE (a probe's result), a
+# string as it is, anything else as JSON; "(no KEY in FILE)" without it
+jget() {
+	python3 -c '
+import json, sys
+v = json.load(open(sys.argv[1]))[sys.argv[2]]
+print(v if isinstance(v, str) else json.dumps(v))' "$1" "$2" 2>/dev/null || echo "(no $2 in $1)"
+}
+
 # stat_get FIELD : one field of `ngx-sockmap status --json` (e.g. pairs,
 # fallbacks.no_peer)
 stat_get() {
