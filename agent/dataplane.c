@@ -473,6 +473,8 @@ out:
 	return ret;
 }
 
+static void suspects_take(struct dataplane *dp);
+
 void dataplane_detach_cgroup(struct dataplane *dp, int i)
 {
 	char pin[PATH_MAX];
@@ -488,6 +490,7 @@ void dataplane_detach_cgroup(struct dataplane *dp, int i)
 	}
 	bpf_link__destroy(dp->links[i]);
 	bpf_link__destroy(dp->ulp_links[i]);
+	suspects_take(dp);
 	dp->n_targets--;
 	memmove(&dp->links[i], &dp->links[i + 1], (dp->n_targets - i) * sizeof(dp->links[0]));
 	memmove(&dp->ulp_links[i], &dp->ulp_links[i + 1],
@@ -513,6 +516,9 @@ void dataplane_destroy(struct dataplane *dp)
 				 bpf_map__fd(dp->skel->maps.sock_hash), BPF_SK_MSG_VERDICT);
 	dp->msg_attached = false;
 	nonce_pool_close(&dp->nonces);
+	free(dp->suspects);
+	dp->suspects = NULL;
+	dp->n_suspects = 0;
 	accel_bpf__destroy(dp->skel);
 	dp->skel = NULL;
 }
@@ -578,34 +584,68 @@ static int config_update(int config_fd, bool paused, const __u64 *netns_only)
  * after its close callback (tcp_set_state() runs BPF_SOCK_OPS_STATE_CB,
  * then unhash, where the kernel drops it from the map: net/ipv4/tcp.c,
  * net/core/sock_map.c): an endpoint whose owner is not there is an orphan.
- * Keys are collected first and deleted after the walk: deleting the key a
- * get_next_key walk stands on restarts it from the first key.  A new
- * connection taking the same 4-tuple between the check and the delete
- * loses its endpoint, and so its pairing (TCP, fallbacks{no_peer}): never
- * a wrong pair.
+ *
+ * Only endpoints that existed at a detach can be orphans (a detached
+ * cgroup's sockets register no more), so a detach takes their list, one
+ * walk of the map, and the sweep checks just those: nothing per tick while
+ * no cgroup was detached (scrape_cost_constant.sh), whatever the map
+ * holds.  One that left, or whose key a new owner took, leaves the list.
+ * A new connection taking an orphan's 4-tuple between the check and the
+ * delete loses its endpoint, and so its pairing (TCP, fallbacks{no_peer}):
+ * never a wrong pair.
  */
-#define SWEEP_MAX 4096
-int dataplane_sweep_endpoints(int endpoints_fd, int sock_hash_fd)
+static void suspects_take(struct dataplane *dp)
 {
-	static struct sock_key orphans[SWEEP_MAX];
+	int fd = bpf_map__fd(dp->skel->maps.endpoints);
 	struct sock_key key, next, *prev = NULL;
 	struct endpoint ep;
-	struct sock_id owner;
-	__u64 cookie;
-	int n = 0, i, removed = 0;
+	struct endpoint_suspect *s;
+	size_t n = 0, cap = 0;
 
-	while (n < SWEEP_MAX && !bpf_map_get_next_key(endpoints_fd, prev, &next)) {
+	free(dp->suspects);
+	dp->suspects = NULL;
+	dp->n_suspects = 0;
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
 		key = next;
 		prev = &key;
-		if (bpf_map_lookup_elem(endpoints_fd, &key, &ep))
+		if (bpf_map_lookup_elem(fd, &key, &ep))
 			continue; /* gone meanwhile */
-		owner = (struct sock_id){ .cookie = ep.cookie, .isn = ep.snd_isn };
-		if (!bpf_map_lookup_elem(sock_hash_fd, &owner, &cookie) || errno != ENOENT)
-			continue;
-		orphans[n++] = key;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 64;
+			s = realloc(dp->suspects, cap * sizeof(*s));
+			if (!s)
+				break; /* a shorter list: fewer swept, nothing wrong */
+			dp->suspects = s;
+		}
+		dp->suspects[n++] = (struct endpoint_suspect){ .key = key, .cookie = ep.cookie,
+							      .isn = ep.snd_isn };
 	}
-	for (i = 0; i < n; i++)
-		removed += !bpf_map_delete_elem(endpoints_fd, &orphans[i]);
+	dp->n_suspects = n;
+}
+
+int dataplane_sweep_endpoints(struct dataplane *dp)
+{
+	int ep_fd = bpf_map__fd(dp->skel->maps.endpoints);
+	int sh_fd = bpf_map__fd(dp->skel->maps.sock_hash);
+	struct sock_id owner;
+	struct endpoint ep;
+	size_t i, kept = 0;
+	int removed = 0;
+	__u64 cookie;
+
+	for (i = 0; i < dp->n_suspects; i++) {
+		struct endpoint_suspect *s = &dp->suspects[i];
+
+		if (bpf_map_lookup_elem(ep_fd, &s->key, &ep) || ep.cookie != s->cookie)
+			continue; /* decided, or another owner's now */
+		owner = (struct sock_id){ .cookie = s->cookie, .isn = s->isn };
+		if (!bpf_map_lookup_elem(sh_fd, &owner, &cookie) || errno != ENOENT) {
+			dp->suspects[kept++] = *s; /* alive: still a suspect */
+			continue;
+		}
+		removed += !bpf_map_delete_elem(ep_fd, &s->key);
+	}
+	dp->n_suspects = kept;
 	return removed;
 }
 

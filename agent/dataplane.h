@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include "accel.h"   /* struct sock_key (sockkey.h) */
 #include "bpfutil.h" /* struct prog_ref */
 #include "guard.h"
 #include "maps.h"
@@ -42,6 +43,14 @@ struct dataplane_params {
 	unsigned int test_claim_delay; /* tests only: widen the claim race */
 };
 
+/* An endpoint that existed when a cgroup was detached: maybe an orphan
+ * (dataplane_sweep_endpoints). */
+struct endpoint_suspect {
+	struct sock_key key;
+	__u64 cookie;
+	__u32 isn;
+};
+
 struct dataplane {
 	struct accel_bpf *skel;
 	struct guard guard;           /* loaded when params.guard */
@@ -54,6 +63,8 @@ struct dataplane {
 	bool events_in_arena;         /* else the conn_events ring buffer */
 	struct nonce_pool nonces;     /* filled from getrandom(2) after load */
 	uint32_t max_sockets;         /* what sock_hash holds (after load) */
+	struct endpoint_suspect *suspects; /* taken at each detach */
+	size_t n_suspects;
 };
 
 /* Probe the kernel for what the data plane needs.  0, or -EOPNOTSUPP /
@@ -101,8 +112,8 @@ int dataplane_progs(const struct dataplane *dp, struct prog_ref *out, int max);
 /* Pause or resume tracking of new connections through the config map. */
 int dataplane_set_paused(int config_fd, bool paused);
 /* Remove endpoints whose owner socket is gone without its close being seen
- * (its cgroup was detached first); returns how many, or -errno. */
-int dataplane_sweep_endpoints(int endpoints_fd, int sock_hash_fd);
+ * (its cgroup was detached first); returns how many. */
+int dataplane_sweep_endpoints(struct dataplane *dp);
 /* Track only sockets of the network namespace with this cookie (0: all). */
 int dataplane_set_netns_only(int config_fd, __u64 cookie);
 

@@ -226,13 +226,13 @@ static void k8s_sync(struct runtime *rt)
 	}
 }
 
-/* Endpoints orphaned by a detach (dataplane_sweep_endpoints): rare, and
- * a walk of the map costs two syscalls an entry, so not every tick. */
+/* Endpoints orphaned by a detach (dataplane_sweep_endpoints): a lookup or
+ * two for each endpoint that existed at a detach, none without one. */
 #define SWEEP_EVERY_TICKS 10
 
 static void sweep_endpoints(struct runtime *rt)
 {
-	int n = dataplane_sweep_endpoints(rt->maps.fd[MAP_ENDPOINTS], rt->maps.fd[MAP_SOCK_HASH]);
+	int n = dataplane_sweep_endpoints(&rt->dp);
 
 	if (n > 0) {
 		rt->endpoints_swept += n;
