@@ -24,7 +24,7 @@ struct event_ring;
 struct dataplane_params {
 	bool ports_all;               /* track every port, else port_bits */
 	const uint64_t *port_bits;    /* 65536 bits, when !ports_all */
-	unsigned int short_conn_msgs; /* see struct port_profile; 0: off */
+	unsigned int short_conn_msgs; /* see struct service_profile; 0: off */
 	bool slow_reader_fallback;    /* selftest proved the TCP fallback safe */
 	uint64_t max_unread;          /* per reader, bytes; 0: no cap */
 	bool check_local_addrs;       /* insert only peers in tracked netns */

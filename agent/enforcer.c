@@ -22,6 +22,9 @@
 #ifndef SO_COOKIE
 #define SO_COOKIE 57
 #endif
+#ifndef SO_NETNS_COOKIE
+#define SO_NETNS_COOKIE 71
+#endif
 
 const char *const reset_mech_opts[RESETS__MAX] = {
 	[RESETS_AUTO] = "auto", [RESETS_ITER] = "iter", [RESETS_SOCK_DIAG] = "sock_diag",
@@ -95,7 +98,7 @@ static void push_request(struct enforcer *e, const struct reset_request *r)
 		e->cap_pending = cap;
 	}
 	e->pending[e->n_pending++] = (struct reset_ask){
-		.cookie = r->cookie, .peer = r->peer, .reason = r->reason, .port = r->port,
+		.cookie = r->cookie, .peer = r->peer, .reason = r->reason, .service = r->service,
 	};
 }
 
@@ -272,22 +275,58 @@ struct diag_batch {
 	size_t n;
 };
 
-/* One doomed socket found: learn its port and count the reset first (as
- * reset_doomed does before bpf_sock_destroy: a connection made after the
- * reset must not pair on that port), then end it.  A request's socket
- * comes before its peer (diag_find_cookies keeps the order). */
+/* The cookie of the network namespace this thread is in (the enforcer
+ * entered the doomed socket's): 0 if the kernel won't say (before 5.14). */
+static __u64 current_netns_cookie(void)
+{
+	__u64 cookie = 0;
+	socklen_t len = sizeof(cookie);
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return 0;
+	if (getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &cookie, &len))
+		cookie = 0;
+	close(fd);
+	return cookie;
+}
+
+/* The service endpoint to learn for a socket ended over sock_diag: the
+ * request's, from the data plane (the same key it learns), else (the
+ * guard's splice requests, the budget's) what the data plane would have
+ * built: the end that is listened on here, with this namespace's cookie
+ * where its address is loopback (struct service_key). */
+static void diag_service(const struct reset_ask *a, const struct diag_sock *s,
+			 bool service_local, struct service_key *svc)
+{
+	const uint8_t *addr = service_local ? s->local : s->remote;
+
+	if (a->service.port) {
+		*svc = a->service;
+		return;
+	}
+	memset(svc, 0, sizeof(*svc));
+	memcpy(svc->addr, addr, sizeof(svc->addr));
+	svc->port = service_local ? s->lport : s->rport;
+	if (sk_ip_is_loopback(svc->addr))
+		svc->netns = current_netns_cookie();
+}
+
+/* One doomed socket found: learn its service endpoint and count the reset
+ * first (as reset_doomed does before bpf_sock_destroy: a connection made
+ * after the reset must not pair with that endpoint), then end it.  A
+ * request's socket comes before its peer (diag_find_cookies keeps the
+ * order). */
 static void diag_found(void *ctx, size_t i, const struct diag_sock *s, bool service_local)
 {
 	struct diag_batch *b = ctx;
 	const struct reset_ask *a = b->ask[i];
-	__u16 port;
+	struct service_key svc;
 	int err;
 
 	if (b->primary[i]) {
-		/* the service port, as the data plane learns it: a request
-		 * names it, else the end that is listened on here */
-		port = a->port ? a->port : service_local ? s->lport : s->rport;
-		err = syscall_ops_note_reset(&b->e->so, a->reason, port);
+		diag_service(a, s, service_local, &svc);
+		err = syscall_ops_note_reset(&b->e->so, a->reason, &svc);
 		if (err)
 			pr_debug("counting a reset: %s\n", strerror(-err));
 	}

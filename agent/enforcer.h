@@ -10,14 +10,16 @@
  * budget's own):
  *   iter/tcp    the reset_doomed iterator (sockiter.h) in every network
  *               namespace of tracked processes: bpf_sock_destroy, the
- *               socket's sends stopped and its port learned in BPF, its
- *               peer named and ended by the next pass wherever it lives;
+ *               socket's sends stopped and its service endpoint
+ *               learned in BPF, its peer named and ended by the next
+ *               pass wherever it lives;
  *   sock_diag   where tracing programs are refused: a dump of each such
  *               namespace finds the sockets by cookie and SOCK_DESTROY
  *               ends them (sock_diag.h); the request names the peer (the
  *               data plane's do; the guard's splice hooks can't, and the
  *               RST of the first end tells the peer); syscall_ops counts
- *               the reset and learns the port.
+ *               the reset and learns the service endpoint (the
+ *               request's, else the ended socket's listened-on end).
  * Either way each reset is logged with both addresses, and both ends see
  * an error.
  *
@@ -67,9 +69,10 @@ struct enforce_plan {
 int enforcer_plan(enum reset_mech resets, enum unread_mech unread, struct enforce_plan *plan);
 
 struct reset_ask {
-	uint64_t cookie, peer;  /* peer 0: not known */
+	uint64_t cookie, peer;      /* peer 0: not known */
 	uint32_t reason;
-	uint16_t port;          /* service port; 0: not known */
+	struct service_key service; /* its service endpoint, as the data plane
+				     * learns it; port 0: not known */
 };
 
 struct enforcer {

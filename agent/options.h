@@ -41,7 +41,7 @@ struct run_opts {
 	const char *k8s_node;
 	const char *k8s_api;
 	char k8s_api_buf[300];  /* k8s_api when made from the pod's environment */
-	unsigned int short_conn_msgs; /* see struct port_profile; 0: off */
+	unsigned int short_conn_msgs; /* see struct service_profile; 0: off */
 	const char *xdp_ifaces[RUN_MAX_NAMED];
 	int n_xdp;
 	unsigned int xdp_sample;      /* 1 frame in N into the event ring; 0: none */

@@ -20,7 +20,7 @@ int sockiter_probe(bool reset, bool scan)
 	bpf_program__set_autoload(skel->progs.scan_unread, scan);
 	/* its own maps, the smallest that load: only the programs matter */
 	bpf_map__set_max_entries(skel->maps.sock_hash, 1);
-	bpf_map__set_max_entries(skel->maps.port_profiles, 1);
+	bpf_map__set_max_entries(skel->maps.service_profiles, 1);
 	bpf_map__set_max_entries(skel->maps.unread_watch, 1);
 	err = sockiter_bpf__load(skel);
 	sockiter_bpf__destroy(skel);

@@ -60,9 +60,9 @@ int syscall_ops_scan(struct syscall_ops *so, struct unread_record *out, int max,
 	return n;
 }
 
-int syscall_ops_note_reset(struct syscall_ops *so, __u32 reason, __u16 port)
+int syscall_ops_note_reset(struct syscall_ops *so, __u32 reason, const struct service_key *svc)
 {
-	struct note_reset_args a = { .reason = reason, .port = port };
+	struct note_reset_args a = { .reason = reason, .service = *svc };
 
 	return run(so->skel->progs.note_reset, &a, sizeof(a));
 }

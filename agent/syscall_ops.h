@@ -11,6 +11,7 @@
 
 #include <linux/types.h>
 #include "bpfutil.h" /* struct prog_ref */
+#include "sockkey.h" /* struct service_key */
 
 struct syscall_ops_bpf;
 struct bpf_object;
@@ -27,8 +28,9 @@ void syscall_ops_destroy(struct syscall_ops *so);
  * and *largest over all of them.  How many, or -errno. */
 int syscall_ops_scan(struct syscall_ops *so, struct unread_record *out, int max, __u64 *total,
 		     __u64 *largest);
-/* Count a reset for reason and learn port (0: none) as a hazard. */
-int syscall_ops_note_reset(struct syscall_ops *so, __u32 reason, __u16 port);
+/* Count a reset for reason and learn its service endpoint (svc->port 0:
+ * none) as a hazard. */
+int syscall_ops_note_reset(struct syscall_ops *so, __u32 reason, const struct service_key *svc);
 int syscall_ops_progs(const struct syscall_ops *so, struct prog_ref *out, int max);
 
 #endif

@@ -269,48 +269,59 @@ static __always_inline bool has_ulp(struct bpf_sock *sk)
 
 /* Both ends see the same ISN sum, so they agree on which connections
  * are the 1-in-N sample: an end tracked alone would pay for nothing. */
-static __always_inline int port_is_skipped(__u16 sport, __u32 isn_sum, enum fallback_reason *why)
+static __always_inline int service_is_skipped(const struct service_key *svc, __u32 isn_sum,
+					      enum fallback_reason *why)
 {
-	__u32 key = sport;
-	struct port_profile *pp;
+	struct service_profile *sp;
 
-	pp = bpf_map_lookup_elem(&port_profiles, &key);
-	if (!pp)
+	sp = bpf_map_lookup_elem(&service_profiles, svc);
+	if (!sp)
 		return 0;
-	if (pp->hazards) {
+	if (sp->hazards) {
 		*why = FB_HAZARD;
 		return 1;
 	}
 	if (!short_conn_msgs || isn_sum % SHORT_SAMPLE_EVERY == 0)
 		return 0;
 	*why = FB_SHORT_LIVED;
-	return pp->samples >= SHORT_MIN_SAMPLES && pp->ewma_msgs_x16 < short_conn_msgs * 16;
+	return sp->samples >= SHORT_MIN_SAMPLES && sp->ewma_msgs_x16 < short_conn_msgs * 16;
 }
 
-static __always_inline void port_profile_update(__u16 sport, __u32 msgs)
+/* Only with the policy on: off, no close inserts an entry (the LRU then
+ * holds hazards alone, and ordinary traffic never evicts one). */
+static __always_inline void service_profile_update(const struct service_key *svc, __u32 msgs)
 {
-	__u32 key = sport, sample;
-	struct port_profile *pp;
+	struct service_profile *sp, init = {};
+	__u32 sample;
 
-	pp = bpf_map_lookup_elem(&port_profiles, &key);
-	if (!pp)
+	if (!short_conn_msgs || !svc->port)
 		return;
 	sample = (msgs > 100000 ? 100000 : msgs) * 16;
-	if (!pp->samples)
-		pp->ewma_msgs_x16 = sample;
+	sp = bpf_map_lookup_elem(&service_profiles, svc);
+	if (!sp) {
+		init.ewma_msgs_x16 = sample;
+		init.samples = 1;
+		bpf_map_update_elem(&service_profiles, svc, &init, BPF_NOEXIST);
+		return;
+	}
+	if (!sp->samples)
+		sp->ewma_msgs_x16 = sample;
 	else
-		pp->ewma_msgs_x16 = pp->ewma_msgs_x16 -
-				    (pp->ewma_msgs_x16 >> SHORT_EWMA_SHIFT) +
+		sp->ewma_msgs_x16 = sp->ewma_msgs_x16 -
+				    (sp->ewma_msgs_x16 >> SHORT_EWMA_SHIFT) +
 				    (sample >> SHORT_EWMA_SHIFT);
-	pp->samples++;
+	sp->samples++;
 }
 
 /* Cheap decisions first, from the context alone: a connection we won't
- * track should cost as little as possible.  Returns 0 to go on. */
-static __always_inline int worth_tracking(struct bpf_sock_ops *skops, __u16 *sport)
+ * track should cost as little as possible.  Fills the connection's key
+ * and its service endpoint.  Returns 0 to go on. */
+static __always_inline int worth_tracking(struct bpf_sock_ops *skops, struct sock_key *key,
+					  struct service_key *svc, __u16 *sport)
 {
 	__u16 lport = skops->local_port;
 	__u16 rport = sock_key_remote_port(skops->remote_port);
+	bool passive = skops->op == BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB;
 	enum fallback_reason why = FB_POLICY;
 	struct accel_config *cfg;
 	__u32 zero = 0;
@@ -319,8 +330,11 @@ static __always_inline int worth_tracking(struct bpf_sock_ops *skops, __u16 *spo
 		STAT_ADD(fallbacks[FB_POLICY], 1);
 		return -1;
 	}
-	*sport = skops->op == BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB ? lport : rport;
-	if (port_is_skipped(*sport, skops->snd_nxt + skops->rcv_nxt, &why)) {
+	*sport = passive ? lport : rport;
+	if (key_from_sockops(key, skops))
+		return -1;
+	service_key_of(svc, key, passive);
+	if (service_is_skipped(svc, skops->snd_nxt + skops->rcv_nxt, &why)) {
 		STAT_ADD(fallbacks[why], 1);
 		return -1;
 	}
@@ -528,6 +542,7 @@ static __always_inline __u64 new_nonce(void)
 /* Active end: register, wait to be claimed. */
 static __always_inline void track_active(struct bpf_sock_ops *skops)
 {
+	struct service_key svc = {};
 	struct sock_key key = {};
 	struct endpoint ne = {};
 	struct sock_state *st;
@@ -547,7 +562,7 @@ static __always_inline void track_active(struct bpf_sock_ops *skops)
 		STAT_ADD(fallbacks[FB_REPAIR], 1);
 		return;
 	}
-	if (worth_tracking(skops, &sport) || key_from_sockops(&key, skops))
+	if (worth_tracking(skops, &key, &svc, &sport))
 		return;
 	if (!peer_may_be_tracked(&key, skops->snd_nxt + skops->rcv_nxt))
 		return;
@@ -565,6 +580,7 @@ static __always_inline void track_active(struct bpf_sock_ops *skops)
 	if (!st)
 		return;
 	st->service_port = sport;
+	st->service = svc;
 	st->nonce = nonce;
 	ne.cookie = st->cookie;
 	ne.nonce = st->nonce;
@@ -662,6 +678,7 @@ static __always_inline void test_delay(void)
 static __always_inline void track_passive(struct bpf_sock_ops *skops)
 {
 	struct sock_key key = {}, rkey = {};
+	struct service_key svc = {};
 	__u64 owner, nonce, claim, psock;
 	__u32 snd_isn, rcv_isn, rcvbuf, peer_rcvbuf;
 	struct sock_state *st;
@@ -671,7 +688,7 @@ static __always_inline void track_passive(struct bpf_sock_ops *skops)
 	__u16 sport;
 
 	sk = skops->sk;
-	if (!sk || worth_tracking(skops, &sport) || key_from_sockops(&key, skops))
+	if (!sk || worth_tracking(skops, &key, &svc, &sport))
 		return;
 	/* a client on another host (the common case for nginx) costs this
 	 * one lookup: it can't have registered here */
@@ -720,6 +737,7 @@ static __always_inline void track_passive(struct bpf_sock_ops *skops)
 	if (!st)
 		return;
 	st->service_port = sport;
+	st->service = svc;
 	test_delay();
 	my_psock = own_psock(sk, &rcvbuf);
 	/* Handed over before the claim (the claim is a full barrier); the
@@ -877,7 +895,7 @@ static __always_inline void track_closed(struct bpf_sock_ops *skops)
 		return;
 	emit_conn(EV_CLOSED, st->cookie, st->peer.cookie, st->service_port, 0,
 		  st->redirected_bytes, st->msgs);
-	port_profile_update(st->service_port, st->msgs);
+	service_profile_update(&st->service, st->msgs);
 	if (st->flags & SS_PAIRED)
 		STAT_ADD(paired_closed, 1);
 	if ((st->flags & SS_ENDPOINT) && !key_from_sockops(&key, skops)) {
@@ -999,16 +1017,17 @@ static __always_inline int fall_back(struct sock_state *st, enum fallback_reason
  * it.  The send fails (SK_DROP: sendmsg returns EACCES, or a short count,
  * net/ipv4/tcp_bpf.c tcp_bpf_send_verdict), so nothing more is queued,
  * and the agent resets both ends (bpf_sock_destroy: ECONNABORTED here,
- * a RST there); the port is learned so its next connections aren't paired.
+ * a RST there); its service endpoint is learned so that endpoint's next
+ * connections aren't paired.
  */
 static __always_inline int doom(struct sock_state *st, struct sk_msg_md *msg,
 				enum reset_reason why)
 {
 	st->flags |= SS_DOOMED;
 	st->doom_reason = why;
-	port_learn_hazard(st->service_port, why);
+	service_learn_hazard(&st->service, why);
 	request_reset(st->cookie, st->flags & SS_PAIRED ? st->peer.cookie : 0, why,
-		      st->service_port);
+		      &st->service);
 	emit_conn(EV_RESET, st->cookie, st->peer.cookie, st->service_port, why, 0, 0);
 	return SK_DROP;
 }
@@ -1123,11 +1142,11 @@ int msg_redirect(struct sk_msg_md *msg)
 	 * can be added to that count meanwhile: we are its only sender. */
 	oob = sending_oob();
 	if (oob != OOB_NONE) {
-		/* an unknown sender is no evidence about this port (ending
-		 * its connection teaches the port all the same: the
-		 * enforcer learns the port of every reset) */
+		/* an unknown sender is no evidence about this endpoint
+		 * (ending its connection teaches it all the same: the
+		 * enforcer learns the endpoint of every reset) */
 		if (oob == OOB_THIS_TASK)
-			port_learn_hazard(st->service_port, RS_OOB);
+			service_learn_hazard(&st->service, RS_OOB);
 		if (slow_reader_fallback && !peer_unread(st))
 			return fall_back(st, FB_HAZARD, size);
 		return doom(st, msg, RS_OOB);

@@ -32,7 +32,7 @@
 	X(FB_UNPROVEN, "unproven")       /* 4-tuple matched, ISNs or nonce did not */ \
 	X(FB_REPAIR, "repair")           /* established without a handshake */       \
 	X(FB_ULP, "ulp")                 /* the socket has a ULP (kTLS, ...) */      \
-	X(FB_HAZARD, "hazard")           /* its port showed a hazard before */  \
+	X(FB_HAZARD, "hazard")           /* its service showed a hazard before */ \
 	X(FB_ARMING, "arming")           /* guards idle: woken, next one pairs */ \
 	X(FB_NO_STORAGE, "no_storage")   /* the kernel gave no socket storage */ \
 	X(FB_UNGUARDED, "unguarded")     /* the agent guarding it left or died */ \
@@ -51,8 +51,9 @@ enum skip_reason { SKIP_REASONS(NAMES_ENUM) SKIP__MAX };
 
 /*
  * Connections the agent ended, both ends reset (bpf_sock_destroy), because
- * redirecting could no longer deliver their bytes as TCP would.  The port
- * is learned (port_profile.hazards): its later connections are not paired.
+ * redirecting could no longer deliver their bytes as TCP would.  The
+ * service endpoint is learned (service_profile.hazards): its later
+ * connections are not paired.
  */
 #define RESET_REASONS(X)                                                            \
 	X(RS_SLOW_READER, "slow_reader") /* unread bytes reached --max-unread */    \
@@ -133,6 +134,8 @@ struct sock_state {
 	__u64 unread_bound;      /* at least what the peer left unread of ours:
 				  * its psock count when last read, plus what
 				  * we redirected since (msg_redirect) */
+	struct service_key service; /* this connection's service endpoint:
+				     * where its hazards are learned */
 };
 
 /*
@@ -190,28 +193,32 @@ struct nonce_opt {
 } __attribute__((packed));
 
 /*
- * What connections on one service port (the server's port: local port of
- * the passive end, remote port of the active end) are like: an EWMA of the
- * messages a socket sends in its life, updated when a tracked socket
- * closes.  Setting up and tearing down a psock costs more than one
- * redirected request saves, so new connections on a port whose average is
- * below short_conn_msgs are not tracked; one in SHORT_SAMPLE_EVERY still
- * is, so the average follows the traffic.  Updates race (no lock): it is a
- * heuristic and a lost update only delays it.  hazards: what the port's
- * connections showed (enum port_hazard bits); set once, never sampled
- * again: every one cost a reset.
+ * What connections to one service endpoint are like (service_profiles,
+ * an LRU hash).  hazards: what its connections showed (1 << enum
+ * reset_reason, 1 << PH_ULP); set once, never sampled again while
+ * remembered: every one cost a reset or a refusal.  Forgetting one (the
+ * LRU evicted it) is safe: the guard catches the next occurrence the same
+ * way, which costs one more reset or refusal, never a wrong byte.
+ * ewma_msgs_x16: an EWMA of the messages a socket sends in its life,
+ * updated when a tracked socket closes (only with --short-conn on).
+ * Setting up and tearing down a psock costs more than one redirected
+ * request saves, so new connections to an endpoint whose average is below
+ * short_conn_msgs are not tracked; one in SHORT_SAMPLE_EVERY still is, so
+ * the average follows the traffic.  Updates race (no lock): it is a
+ * heuristic and a lost update only delays it.
  */
-struct port_profile {
+struct service_profile {
 	__u32 ewma_msgs_x16; /* messages per socket, fixed point x16 */
 	__u32 samples;       /* sockets that fed the average */
 	__u32 hazards;       /* 1 << enum reset_reason, 1 << PH_ULP */
 	__u32 _pad;
 };
 
-#define PH_ULP RS__MAX /* hazards bit: a ULP was refused on this port */
+#define PH_ULP RS__MAX /* hazards bit: a ULP was refused on this endpoint */
+#define SERVICE_PROFILES_MAX 65536
 
 #define SHORT_EWMA_SHIFT   3  /* new sample weighs 1/8 */
-#define SHORT_MIN_SAMPLES  32 /* don't judge a port before this many */
+#define SHORT_MIN_SAMPLES  32 /* don't judge an endpoint before this many */
 #define SHORT_SAMPLE_EVERY 16 /* keep tracking 1 connection in 16 */
 
 /* A destination (address, port) the active end connects to: how its
@@ -268,8 +275,10 @@ struct reset_request {
 	__u64 peer;   /* its peer's cookie; 0: not known (the guard's splice
 		       * hooks: the RST of the first reset tells the peer) */
 	__u32 reason; /* enum reset_reason */
-	__u16 port;   /* the connection's service port; 0: not known */
-	__u16 _pad;
+	__u32 _pad;
+	struct service_key service; /* the connection's service endpoint, to
+				     * learn; port 0: not known (the guard's
+				     * splice hooks: the enforcer finds it) */
 };
 
 /* A connection the agent asked the reset_doomed iterator to end
@@ -316,8 +325,8 @@ struct unread_scan {
  * a connection the agent ended from user space. */
 struct note_reset_args {
 	__u32 reason; /* enum reset_reason */
-	__u16 port;   /* its service port, learned as a hazard; 0: none */
-	__u16 _pad;
+	__u32 _pad;
+	struct service_key service; /* learned as a hazard; port 0: none */
 };
 
 /* Levels the agent measures and the data plane's readers show (array map

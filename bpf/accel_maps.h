@@ -30,21 +30,30 @@ struct {
 	__type(value, struct accel_stats);
 } accel_stats SEC(".maps");
 
+/* What each service endpoint's connections showed (struct service_profile).
+ * Keyed by endpoint, not port: one tenant's splice or kTLS turns pairing
+ * off for its own service only.  An LRU of a fixed size: forgetting an
+ * entry is safe (see struct service_profile).  The short-connection
+ * average lives here too, so per endpoint as well: a second map would
+ * grow the data plane's map count, which libbpf 1.4.6's arena relocation
+ * can't take, and it scopes that policy to the tenant too (at the price
+ * of SHORT_MIN_SAMPLES closes per endpoint before it judges one). */
 struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 65536);
-	__type(key, __u32);
-	__type(value, struct port_profile);
-} port_profiles SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, SERVICE_PROFILES_MAX);
+	__type(key, struct service_key);
+	__type(value, struct service_profile);
+} service_profiles SEC(".maps");
 
 /* Connections to end: the agent's enforcer reads them (see reset_request). */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 64 * 1024);
+	__uint(max_entries, 128 * 1024);
 } reset_requests SEC(".maps");
 
-/* The requests reset_requests had no room for (about 2000 fit: a splicing
- * relay's 2000 connections doomed while the agent was busy): kept by
+/* The requests reset_requests had no room for (about 2000 fit, 64 bytes
+ * each with its header: a splicing relay's 2000 connections doomed while
+ * the agent was busy): kept by
  * cookie until the enforcer takes them, right after it empties the ring.
  * One per tracked socket at most, so sized as sock_hash (the agent sets
  * both from --max-sockets): a request is never lost while its socket is
@@ -106,24 +115,37 @@ static __always_inline struct accel_stats *stats(void)
 			__sync_fetch_and_add(&__s->field, (n)); \
 	} while (0)
 
-/* Remember what a port's connections showed, for good. */
-static __always_inline void port_learn_hazard(__u16 port, __u32 bit)
+/* Remember what a service endpoint's connections showed, while the LRU
+ * keeps it (forgotten, the guard catches the next one: one more reset).
+ * Only a hazard or, with --short-conn, a close inserts an entry, so with
+ * the policy off ordinary traffic never evicts a hazard. */
+static __always_inline void service_learn_hazard(const struct service_key *svc, __u32 bit)
 {
-	__u32 key = port;
-	struct port_profile *pp = bpf_map_lookup_elem(&port_profiles, &key);
+	struct service_profile *sp, init = { .hazards = 1U << bit };
 
-	if (pp && !(pp->hazards & (1U << bit)))
-		__sync_fetch_and_or(&pp->hazards, 1U << bit);
+	if (!svc->port)
+		return;
+	sp = bpf_map_lookup_elem(&service_profiles, svc);
+	if (!sp) {
+		if (bpf_map_update_elem(&service_profiles, svc, &init, BPF_NOEXIST) != -17 /* EEXIST */)
+			return;
+		sp = bpf_map_lookup_elem(&service_profiles, svc); /* lost the race */
+	}
+	if (sp && !(sp->hazards & (1U << bit)))
+		__sync_fetch_and_or(&sp->hazards, 1U << bit);
 }
 
 /* Ask the agent to end a connection (both ends).  Wakes it at once: the
  * reader of a spliced or stalled connection is waiting on it.  A full ring
  * has woken the agent already (each record before this one forced a
  * wake-up): the request waits in reset_backlog for that wake-up. */
-static __always_inline void request_reset(__u64 cookie, __u64 peer, __u32 reason, __u16 port)
+static __always_inline void request_reset(__u64 cookie, __u64 peer, __u32 reason,
+					  const struct service_key *svc)
 {
-	struct reset_request r = { .cookie = cookie, .peer = peer, .reason = reason, .port = port };
+	struct reset_request r = { .cookie = cookie, .peer = peer, .reason = reason };
 
+	if (svc)
+		r.service = *svc;
 	if (!bpf_ringbuf_output(&reset_requests, &r, sizeof(r), BPF_RB_FORCE_WAKEUP))
 		return;
 	if (bpf_map_update_elem(&reset_backlog, &cookie, &r, BPF_ANY))

@@ -18,8 +18,9 @@
  *                   are rejected only from 6.12.111/7.2 on ("tls: reject
  *                   the combination of TLS and sockmap"), after a reported
  *                   use-after-free.  OpenSSL falls back to user-space TLS
- *                   when TCP_ULP fails; the port is learned, so its later
- *                   connections are not paired and get their kTLS.
+ *                   when TCP_ULP fails; its service endpoint is learned,
+ *                   so that endpoint's later connections are not paired
+ *                   and get their kTLS.
  *
  * The enforcer's iterators live in sockiter.bpf.c, an object of their own:
  * a host that refuses tracing programs refuses them, and one refused
@@ -130,7 +131,7 @@ static __always_inline void spliced_socket(struct sock *sk)
 	cookie = BPF_CORE_READ(sk, __sk_common.skc_cookie.counter);
 	if (bpf_map_update_elem(&spliced, &cookie, &one, BPF_NOEXIST))
 		return; /* reported already */
-	request_reset(cookie, 0, RS_SPLICE, 0);
+	request_reset(cookie, 0, RS_SPLICE, NULL);
 }
 
 SEC("tracepoint/syscalls/sys_enter_splice")
@@ -268,7 +269,7 @@ int sockopt_ulp(struct bpf_sockopt *ctx)
 	st = bpf_sk_storage_get(&sk_state, sk, 0, 0);
 	if (!st || !(st->flags & SS_IN_MAP))
 		return 1;
-	port_learn_hazard(st->service_port, PH_ULP);
+	service_learn_hazard(&st->service, PH_ULP);
 	STAT_ADD(ulp_refused, 1);
 	return 0; /* EPERM */
 }

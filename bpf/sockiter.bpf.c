@@ -72,7 +72,7 @@ int reset_doomed(struct bpf_iter__tcp *ctx)
 	if (st) {
 		rec.peer = st->flags & SS_PAIRED ? st->peer.cookie : 0;
 		st->flags |= SS_DOOMED; /* its sends stop now (msg_redirect) */
-		port_learn_hazard(st->service_port, reason);
+		service_learn_hazard(&st->service, reason);
 	}
 	if (d->primary) {
 		STAT_ADD(resets[reason], 1);

@@ -11,8 +11,9 @@
  *                   psock holds, into unread_scan_out.  What iter/sockmap
  *                   reports, from a map instead of the SOCKHASH.
  *   note_reset      a connection the agent ended over sock_diag: counted
- *                   (resets[reason]) and its port learned as a hazard,
- *                   as reset_doomed does for the connections it ends.
+ *                   (resets[reason]) and its service endpoint learned as
+ *                   a hazard, as reset_doomed does for the connections
+ *                   it ends.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -81,12 +82,12 @@ int scan_watched(void *ctx)
 SEC("syscall")
 int note_reset(struct note_reset_args *a)
 {
+	struct service_key svc = a->service; /* a map key must be on the stack */
 	__u32 reason = a->reason;
 
 	if (reason >= RS__MAX)
 		return -1;
 	STAT_ADD(resets[reason], 1);
-	if (a->port)
-		port_learn_hazard(a->port, reason);
+	service_learn_hazard(&svc, reason);
 	return 0;
 }

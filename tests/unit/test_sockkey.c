@@ -151,6 +151,37 @@ static void test_bad_family_and_padding(void)
 	CHECK(sizeof(struct sock_key) == 48, "key is 48 bytes, got %zu", sizeof(struct sock_key));
 }
 
+/* Both ends of a pair name the same service endpoint (the passive side's
+ * local end, the active side's remote end); the netns cookie is in it
+ * only for a loopback address; every byte is written (hashed bytewise). */
+static void test_service_key(void)
+{
+	struct sock_addr_view c = v4("127.0.0.1", 41000, "127.0.0.1", 8080);
+	struct sock_addr_view s = v4("127.0.0.1", 8080, "127.0.0.1", 41000);
+	struct sock_addr_view pc = v4("10.1.0.7", 41000, "10.1.0.9", 8080);
+	struct sock_key kc, ks;
+	struct service_key sc, ss, other;
+
+	sock_key_build(&kc, &c);
+	sock_key_build(&ks, &s);
+	kc.netns = ks.netns = 77;
+	memset(&sc, 0xa5, sizeof(sc));
+	memset(&ss, 0x5a, sizeof(ss));
+	service_key_of(&sc, &kc, 0);
+	service_key_of(&ss, &ks, 1);
+	CHECK(memcmp(&sc, &ss, sizeof(sc)) == 0, "client and server name one endpoint");
+	CHECK(sc.port == 8080 && sc.netns == 77, "the server's port %u, the netns %llu", sc.port,
+	      (unsigned long long)sc.netns);
+	ks.netns = 78; /* another namespace's 127.0.0.1:8080 */
+	service_key_of(&other, &ks, 1);
+	CHECK(memcmp(&other, &ss, sizeof(ss)) != 0, "another netns's loopback is another endpoint");
+	sock_key_build(&kc, &pc);
+	kc.netns = 77; /* not loopback: never in the key */
+	service_key_of(&sc, &kc, 0);
+	CHECK(sc.netns == 0 && sc.port == 8080, "a pod address needs no netns");
+	CHECK(sizeof(struct service_key) == 32, "key is 32 bytes, got %zu", sizeof(struct service_key));
+}
+
 int main(void)
 {
 	test_ports_host_order();
@@ -160,5 +191,6 @@ int main(void)
 	test_v4_stored_mapped();
 	test_loopback();
 	test_bad_family_and_padding();
+	test_service_key();
 	return CHECK_SUMMARY();
 }
