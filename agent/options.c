@@ -109,8 +109,8 @@ struct opt_spec {
 	  "attach only to the named cgroups; by default the cgroups of local processes " \
 	  "connected to them (upstreams, local clients) are followed and attached too") \
 	X("short-conn", OPT_SHORT_CONN, "MSGS", AS_MESSAGES(short_conn_msgs, 1000000), \
-	  "don't track new connections on a server port whose connections average fewer " \
-	  "than MSGS sends per socket (learned; 1 in 16 still sampled). Default 0: " \
+	  "don't track new connections to a server address and port whose connections " \
+	  "average fewer than MSGS sends per socket (learned; 1 in 16 still sampled). Default 0: " \
 	  "every connection (pairing pays from the first round trip, bench/breakeven)") \
 	X("xdp", OPT_XDP, "IFACE", AS_LIST(xdp_ifaces, n_xdp, 16, "interface name"), \
 	  "count packets per source on IFACE with an XDP observer (native mode where the " \
