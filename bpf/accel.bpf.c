@@ -267,6 +267,30 @@ static __always_inline bool has_ulp(struct bpf_sock *sk)
 	return tp && BPF_CORE_READ(tp, inet_conn.icsk_ulp_ops);
 }
 
+/*
+ * The peer announced window scale 0 (its listener had under 64 KiB of
+ * receive space at the SYN, or window scaling is off in its netns).
+ * tcp_finish_connect() then turns header prediction on at once
+ * (`if (!tp->rx_opt.snd_wscale) __tcp_fast_path_on(...)`, after our
+ * ACTIVE_ESTABLISHED callback returned), and a first segment that matches
+ * the prediction is queued by tcp_rcv_established()'s fast path, or its
+ * `goto step5` when sk_forward_alloc is short, neither of which passes
+ * tcp_validate_incoming(), the only caller of bpf_skops_parse_hdr()
+ * (net/ipv4/tcp_input.c).  So the first-packet callback an unpaired end
+ * leaves the SOCKHASH from may never run, and TCP bytes would sit behind a
+ * FIONREAD that counts only the psock (withdraw_no_wscale.sh: 1000 queued,
+ * FIONREAD 0).  With any other scale pred_flags starts at 0 and the first
+ * segment always takes the slow path.  Such an end is not tracked.
+ */
+static __always_inline bool peer_wscale_zero(struct bpf_sock *sk)
+{
+	struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
+
+	/* the field path from tp: a CO-RE offset counts from the access
+	 * chain's root, so &tp->rx_opt as the base would count rx_opt twice */
+	return !tp || !BPF_CORE_READ_BITFIELD_PROBED(tp, rx_opt.snd_wscale);
+}
+
 /* Both ends see the same ISN sum, so they agree on which connections
  * are the 1-in-N sample: an end tracked alone would pay for nothing. */
 static __always_inline int service_is_skipped(const struct service_key *svc, __u32 isn_sum,
@@ -566,6 +590,10 @@ static __always_inline void track_active(struct bpf_sock_ops *skops)
 		return;
 	if (!peer_may_be_tracked(&key, skops->snd_nxt + skops->rcv_nxt))
 		return;
+	if (peer_wscale_zero(sk)) {
+		STAT_ADD(fallbacks[FB_NO_WSCALE], 1);
+		return;
+	}
 	/* the kernel refuses a socket with a ULP into a sockmap anyway */
 	if (has_ulp(sk)) {
 		STAT_ADD(fallbacks[FB_ULP], 1);
@@ -607,7 +635,9 @@ static __always_inline void track_active(struct bpf_sock_ops *skops)
 	st->flags |= SS_ENDPOINT | SS_NONCE_OUT;
 	/* STATE_CB: see the close.  PARSE_ALL_HDR_OPT: be called on our first
 	 * packet in, to leave before a TCP byte is queued to us if nobody
-	 * claimed us (tcp_input.c, bpf_skops_parse_hdr).  WRITE_HDR_OPT: put
+	 * claimed us (tcp_input.c, bpf_skops_parse_hdr: only on the slow
+	 * path, which the first segment takes since the peer's window scale
+	 * is not 0, see peer_wscale_zero).  WRITE_HDR_OPT: put
 	 * the nonce on the final ACK, which tcp_rcv_synsent_state_process()
 	 * sends right after this callback. */
 	bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags |

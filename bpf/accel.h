@@ -36,7 +36,8 @@
 	X(FB_ARMING, "arming")           /* guards idle: woken, next one pairs */ \
 	X(FB_NO_STORAGE, "no_storage")   /* the kernel gave no socket storage */ \
 	X(FB_UNGUARDED, "unguarded")     /* the agent guarding it left or died */ \
-	X(FB_NO_NONCE, "no_nonce")       /* nonce_pool empty: no agent refills it */
+	X(FB_NO_NONCE, "no_nonce")       /* nonce_pool empty: no agent refills it */ \
+	X(FB_NO_WSCALE, "no_wscale")     /* active end, peer's window scale 0 */
 
 enum fallback_reason { FALLBACK_REASONS(NAMES_ENUM) FB__MAX };
 
