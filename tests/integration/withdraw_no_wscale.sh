@@ -1,25 +1,28 @@
 # timeout: 180
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-# Proves: a tracked active end whose peer never pairs leaves the SOCKHASH
-# at its first packet in even when that packet takes the kernel's
-# header-prediction fast path, which runs no sock_ops header-option
-# callback (net/ipv4/tcp_input.c tcp_rcv_established: only the slow path
-# calls tcp_validate_incoming -> bpf_skops_parse_hdr).  A connection gets
-# the fast path from its first segment when the peer's window scale is 0
+# Proves: a tracked active end whose peer never pairs is out of the
+# SOCKHASH by the time a TCP byte is queued to it, even when its first
+# packet in skips the sock_ops header-option callback it withdraws from.
+# Only the slow path of tcp_rcv_established() calls tcp_validate_incoming
+# -> bpf_skops_parse_hdr (net/ipv4/tcp_input.c), and a peer that announced
+# window scale 0 gets header prediction from its first segment on
 # (tcp_finish_connect: __tcp_fast_path_on when !snd_wscale, else
-# pred_flags = 0 until tcp_fast_path_check turns it on later).
+# pred_flags = 0).
 # The client (attached cgroup) connects to a server that is not tracked
 # (not attached), which speaks first: 1000 bytes, then waits.  Three
 # cases, each in a fresh netns: the server's listener with SO_RCVBUF 4096
 # before listen (window scale 0 in its SYN-ACK), window scaling off in the
 # netns (net.ipv4.tcp_window_scaling=0, per netns), and a default
-# listener (scale 7: the slow path; the control).  With the first bytes
-# queued and nothing sent: the socket left the SOCKHASH and the endpoints
-# map (back to the count before), fallbacks.no_peer counted it, and
-# FIONREAD says 1000 (a socket with a psock counts only its redirected
-# bytes on 6.18, tcp_bpf_ioctl: it would say 0).  Then the client asks for
-# 24 MiB and reads them the way nginx does (edge-triggered, a full read
-# followed by FIONREAD = 0 waits for the next edge): byte-exact, no stall.
+# listener (scale > 0: the slow path; the control).  With the first bytes
+# queued and nothing sent: the client is out of the SOCKHASH and the
+# endpoints map (back to the count before), and FIONREAD says 1000 (a
+# socket with a psock counts only its redirected bytes on 6.18,
+# tcp_bpf_ioctl: it would say 0).  The control was tracked and withdrew
+# (fallbacks.no_peer); a window-scale-0 end is never tracked
+# (fallbacks.no_wscale; before that, on 6.18, it stayed in the SOCKHASH
+# and FIONREAD said 0).  Then the client asks for 24 MiB and reads them
+# the way nginx does (edge-triggered, a full read followed by FIONREAD = 0
+# waits for the next edge): byte-exact, no stall.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/tcpkit.sh"
 PY=$TOP/tests/lib/withdraw_probe.py
@@ -30,7 +33,7 @@ agent_start -c "$CC"
 # client end must have kept out of the SOCKHASH: withdrawn (tracked, left
 # at its first packet in) or untracked (never inserted: no_wscale)
 one() {
-	local name=$1 rcvbuf=$2 wscaling=$3 how=$4 ns d i
+	local name=$1 rcvbuf=$2 wscaling=$3 how=$4 ns d
 	d=$TMP/$name
 	mkdir -p "$d"
 	ns_new ns "$name"

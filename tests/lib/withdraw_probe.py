@@ -109,7 +109,6 @@ def client(d, port):
     probekit.dump(d + "/first", res)
     if not probekit.wait_file(d + "/go", 30):
         raise SystemExit("client: no go")
-    off = 0
     got = b""
     while len(got) < FIRST:
         got += s.recv(FIRST - len(got))
