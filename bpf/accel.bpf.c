@@ -341,7 +341,7 @@ static __always_inline void service_profile_update(const struct service_key *svc
  * track should cost as little as possible.  Fills the connection's key
  * and its service endpoint.  Returns 0 to go on. */
 static __always_inline int worth_tracking(struct bpf_sock_ops *skops, struct sock_key *key,
-					  struct service_key *svc, __u16 *sport)
+					  struct service_key *svc)
 {
 	__u16 lport = skops->local_port;
 	__u16 rport = sock_key_remote_port(skops->remote_port);
@@ -354,7 +354,6 @@ static __always_inline int worth_tracking(struct bpf_sock_ops *skops, struct soc
 		STAT_ADD(fallbacks[FB_POLICY], 1);
 		return -1;
 	}
-	*sport = passive ? lport : rport;
 	if (key_from_sockops(key, skops))
 		return -1;
 	service_key_of(svc, key, passive);
@@ -573,7 +572,6 @@ static __always_inline void track_active(struct bpf_sock_ops *skops)
 	struct bpf_sock *sk;
 	struct endpoint *e;
 	__u64 nonce;
-	__u16 sport;
 	long err;
 
 	sk = skops->sk;
@@ -586,7 +584,7 @@ static __always_inline void track_active(struct bpf_sock_ops *skops)
 		STAT_ADD(fallbacks[FB_REPAIR], 1);
 		return;
 	}
-	if (worth_tracking(skops, &key, &svc, &sport))
+	if (worth_tracking(skops, &key, &svc))
 		return;
 	if (!peer_may_be_tracked(&key, skops->snd_nxt + skops->rcv_nxt))
 		return;
@@ -607,7 +605,6 @@ static __always_inline void track_active(struct bpf_sock_ops *skops)
 	st = life_begin(skops, sk);
 	if (!st)
 		return;
-	st->service_port = sport;
 	st->service = svc;
 	st->nonce = nonce;
 	ne.cookie = st->cookie;
@@ -624,9 +621,9 @@ static __always_inline void track_active(struct bpf_sock_ops *skops)
 			e = bpf_map_lookup_elem(&endpoints, &key);
 			if (e)
 				__sync_fetch_and_or(&e->flags, EP_AMBIGUOUS);
-			NOTE_FALLBACK(FB_AMBIGUOUS, st->cookie, sport);
+			NOTE_FALLBACK(FB_AMBIGUOUS, st->cookie, svc.port);
 		} else {
-			NOTE_FALLBACK(FB_NO_ROOM, st->cookie, sport);
+			NOTE_FALLBACK(FB_NO_ROOM, st->cookie, svc.port);
 		}
 		untrack_self(st);
 		return;
@@ -715,10 +712,9 @@ static __always_inline void track_passive(struct bpf_sock_ops *skops)
 	struct bpf_sock *sk;
 	struct endpoint *e;
 	__u64 my_psock;
-	__u16 sport;
 
 	sk = skops->sk;
-	if (!sk || worth_tracking(skops, &key, &svc, &sport))
+	if (!sk || worth_tracking(skops, &key, &svc))
 		return;
 	/* a client on another host (the common case for nginx) costs this
 	 * one lookup: it can't have registered here */
@@ -730,7 +726,7 @@ static __always_inline void track_passive(struct bpf_sock_ops *skops)
 	sock_key_reverse(&rkey, &key);
 	e = bpf_map_lookup_elem(&endpoints, &rkey);
 	if (!e) {
-		NOTE_FALLBACK(FB_NO_PEER, bpf_get_socket_cookie(skops), sport);
+		NOTE_FALLBACK(FB_NO_PEER, bpf_get_socket_cookie(skops), svc.port);
 		return;
 	}
 	/* The claim word first, with a full barrier (a fetching atomic):
@@ -744,11 +740,11 @@ static __always_inline void track_passive(struct bpf_sock_ops *skops)
 	psock = e->psock;
 	peer_rcvbuf = e->rcvbuf;
 	if (claim != nonce || !(nonce & EP_NONCE_BIT)) {
-		NOTE_FALLBACK(FB_NO_PEER, bpf_get_socket_cookie(skops), sport);
+		NOTE_FALLBACK(FB_NO_PEER, bpf_get_socket_cookie(skops), svc.port);
 		return;
 	}
 	if (e->flags & EP_AMBIGUOUS) {
-		NOTE_FALLBACK(FB_AMBIGUOUS, bpf_get_socket_cookie(skops), sport);
+		NOTE_FALLBACK(FB_AMBIGUOUS, bpf_get_socket_cookie(skops), svc.port);
 		return;
 	}
 	/* Same mirrored 4-tuple but another connection (another namespace),
@@ -756,7 +752,7 @@ static __always_inline void track_passive(struct bpf_sock_ops *skops)
 	 * the nonce: it travels only between the two real ends. */
 	if (snd_isn != skops->rcv_nxt || rcv_isn != skops->snd_nxt ||
 	    ack_nonce(skops) != nonce) {
-		NOTE_FALLBACK(FB_UNPROVEN, bpf_get_socket_cookie(skops), sport);
+		NOTE_FALLBACK(FB_UNPROVEN, bpf_get_socket_cookie(skops), svc.port);
 		return;
 	}
 	if (has_ulp(sk)) {
@@ -766,7 +762,6 @@ static __always_inline void track_passive(struct bpf_sock_ops *skops)
 	st = life_begin(skops, sk);
 	if (!st)
 		return;
-	st->service_port = sport;
 	st->service = svc;
 	test_delay();
 	my_psock = own_psock(sk, &rcvbuf);
@@ -779,7 +774,7 @@ static __always_inline void track_passive(struct bpf_sock_ops *skops)
 	if (__sync_val_compare_and_swap(&e->claim, nonce, st->cookie) != nonce) {
 		/* withdrawn (its first byte went out) or claimed meanwhile */
 		STAT_ADD(claims_lost, 1);
-		NOTE_FALLBACK(FB_NO_PEER, st->cookie, sport);
+		NOTE_FALLBACK(FB_NO_PEER, st->cookie, svc.port);
 		untrack_self(st);
 		return;
 	}
@@ -789,7 +784,7 @@ static __always_inline void track_passive(struct bpf_sock_ops *skops)
 	st->peer_rcvbuf = peer_rcvbuf;
 	st->flags |= SS_PAIRED;
 	STAT_ADD(pairs, 1);
-	emit_conn(EV_PAIRED, st->cookie, owner, sport, 0, 0, 0);
+	emit_conn(EV_PAIRED, st->cookie, owner, svc.port, 0, 0, 0);
 	bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags |
 					 BPF_SOCK_OPS_STATE_CB_FLAG);
 }
@@ -871,7 +866,7 @@ static __always_inline void active_first_packet(struct bpf_sock_ops *skops)
 	if (active_decide(st, &key) == 0)
 		return;
 	if (!(st->flags & SS_TCP)) /* not counted at a send already */
-		NOTE_FALLBACK(FB_NO_PEER, st->cookie, st->service_port);
+		NOTE_FALLBACK(FB_NO_PEER, st->cookie, st->service.port);
 	untrack_self(st);
 }
 
@@ -923,7 +918,7 @@ static __always_inline void track_closed(struct bpf_sock_ops *skops)
 	st = bpf_sk_storage_get(&sk_state, sk, 0, 0);
 	if (!st || !(st->flags & SS_TRACKED))
 		return;
-	emit_conn(EV_CLOSED, st->cookie, st->peer.cookie, st->service_port, 0,
+	emit_conn(EV_CLOSED, st->cookie, st->peer.cookie, st->service.port, 0,
 		  st->redirected_bytes, st->msgs);
 	service_profile_update(&st->service, st->msgs);
 	if (st->flags & SS_PAIRED)
@@ -1034,7 +1029,7 @@ static __always_inline int fall_back(struct sock_state *st, enum fallback_reason
 {
 	if (st) {
 		st->flags |= SS_TCP;
-		NOTE_FALLBACK(why, st->cookie, st->service_port);
+		NOTE_FALLBACK(why, st->cookie, st->service.port);
 	} else {
 		STAT_ADD(fallbacks[why], 1);
 	}
@@ -1058,7 +1053,7 @@ static __always_inline int doom(struct sock_state *st, struct sk_msg_md *msg,
 	service_learn_hazard(&st->service, why);
 	request_reset(st->cookie, st->flags & SS_PAIRED ? st->peer.cookie : 0, why,
 		      &st->service);
-	emit_conn(EV_RESET, st->cookie, st->peer.cookie, st->service_port, why, 0, 0);
+	emit_conn(EV_RESET, st->cookie, st->peer.cookie, st->service.port, why, 0, 0);
 	return SK_DROP;
 }
 

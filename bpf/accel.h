@@ -129,9 +129,8 @@ struct sock_state {
 	__u32 msgs;              /* sends by this socket (redirected or TCP) */
 	__u32 peer_rcvbuf;       /* slow-reader fallback: peer's sk_rcvbuf */
 	__u32 flags;             /* enum sock_state_flags */
-	__u16 service_port;      /* the server's port of this connection */
 	__u8 doom_reason;        /* enum reset_reason, with SS_DOOMED */
-	__u8 _pad;
+	__u8 _pad[3];
 	__u64 unread_bound;      /* at least what the peer left unread of ours:
 				  * its psock count when last read, plus what
 				  * we redirected since (msg_redirect) */
