@@ -213,10 +213,27 @@ static int iter_pass(struct enforcer *e)
 			  rec[i].destroyed == 0 ? "both ends see an error" :
 			  rec[i].destroyed < 0 ? strerror(-rec[i].destroyed) :
 						 "this kernel has no bpf_sock_destroy");
-		if (rec[i].peer && !sockiter_doom(&e->it, rec[i].peer, rec[i].reason, false))
+		if (rec[i].peer && !sockiter_doom(&e->it, rec[i].peer, rec[i].reason, false, NULL))
 			added++;
 	}
 	return added;
+}
+
+/* Passes of reset_doomed in the agent's own namespace, then every tracked
+ * one, until a pass names no new peer (at most 3). */
+static void iter_passes(struct enforcer *e, int self)
+{
+	int pass, added;
+	size_t i;
+
+	for (pass = 0; pass < 3; pass++) {
+		added = netns_back(self) == 0 ? iter_pass(e) : 0;
+		for (i = 0; i < e->n_ns; i++)
+			if (!netns_enter(&e->ns[i]))
+				added += iter_pass(e);
+		if (!added)
+			break;
+	}
 }
 
 /* Requests per round of enforce_iter: with the peers each names, they fit
@@ -225,7 +242,7 @@ static int iter_pass(struct enforcer *e)
 
 static void enforce_iter_chunk(struct enforcer *e, const struct reset_ask *asks, size_t n)
 {
-	int self, pass, added, err;
+	int self, err;
 	size_t i;
 
 	/* the requests' sockets only: each pass names the peers of what it
@@ -233,7 +250,8 @@ static void enforce_iter_chunk(struct enforcer *e, const struct reset_ask *asks,
 	 * could be ended first, and its RST close the socket the request
 	 * named before the iterator reaches it: that reset would go uncounted */
 	for (i = 0; i < n; i++) {
-		err = sockiter_doom(&e->it, asks[i].cookie, asks[i].reason, true);
+		err = sockiter_doom(&e->it, asks[i].cookie, asks[i].reason, true,
+				    &asks[i].service);
 		if (err)
 			pr_warn("reset of cookie %llu: the doomed map refused it (%s)\n",
 				(unsigned long long)asks[i].cookie, strerror(-err));
@@ -241,15 +259,7 @@ static void enforce_iter_chunk(struct enforcer *e, const struct reset_ask *asks,
 	self = netns_save();
 	if (self < 0)
 		goto out;
-	for (pass = 0; pass < 3; pass++) {
-		/* the agent's own namespace, then every tracked one */
-		added = netns_back(self) == 0 ? iter_pass(e) : 0;
-		for (i = 0; i < e->n_ns; i++)
-			if (!netns_enter(&e->ns[i]))
-				added += iter_pass(e);
-		if (!added)
-			break;
-	}
+	iter_passes(e, self);
 	netns_restore(self);
 out:
 	sockiter_undoom_all(&e->it);
@@ -291,25 +301,26 @@ static __u64 current_netns_cookie(void)
 	return cookie;
 }
 
-/* The service endpoint to learn for a socket ended over sock_diag: the
- * request's, from the data plane (the same key it learns), else (the
- * guard's splice requests, the budget's) what the data plane would have
- * built: the end that is listened on here, with this namespace's cookie
- * where its address is loopback (struct service_key). */
+/* The side to learn for a socket ended over sock_diag: the request's,
+ * from the data plane (the same key it learns), else (the guard's splice
+ * requests, the budget's) what the data plane would have built for the
+ * socket named: its own side (struct service_key), the server's where it
+ * is the end listened on here, with this namespace's cookie where the
+ * address is loopback. */
 static void diag_service(const struct reset_ask *a, const struct diag_sock *s,
 			 bool service_local, struct service_key *svc)
 {
-	const uint8_t *addr = service_local ? s->local : s->remote;
+	struct sock_key k = { .local_port = s->lport, .remote_port = s->rport };
 
 	if (a->service.port) {
 		*svc = a->service;
 		return;
 	}
-	memset(svc, 0, sizeof(*svc));
-	memcpy(svc->addr, addr, sizeof(svc->addr));
-	svc->port = service_local ? s->lport : s->rport;
-	if (sk_ip_is_loopback(svc->addr))
-		svc->netns = current_netns_cookie();
+	memcpy(k.local_ip, s->local, sizeof(k.local_ip));
+	memcpy(k.remote_ip, s->remote, sizeof(k.remote_ip));
+	if (sock_key_is_loopback(&k))
+		k.netns = current_netns_cookie();
+	service_key_of(svc, &k, service_local, service_local ? SVC_SERVER : SVC_CLIENT);
 }
 
 /* One doomed socket found: learn its service endpoint and count the reset
@@ -602,7 +613,7 @@ int enforcer_check_reset(enum reset_mech mech, const struct bpf_object *dataplan
 
 		err = sockiter_load(&it, dataplane, sock_hash_fd, true, false);
 		if (!err)
-			err = sockiter_doom(&it, cookie, RS_SPLICE, false);
+			err = sockiter_doom(&it, cookie, RS_SPLICE, false, NULL);
 		if (!err) {
 			err = sockiter_reset(&it, &rec, 1);
 			err = err == 1 ? rec.destroyed ? (rec.destroyed < 0 ? rec.destroyed : -ENOSYS) : 0

@@ -74,9 +74,13 @@ void sockiter_destroy(struct sockiter *it)
 	memset(it, 0, sizeof(*it));
 }
 
-int sockiter_doom(struct sockiter *it, __u64 cookie, __u32 reason, bool primary)
+int sockiter_doom(struct sockiter *it, __u64 cookie, __u32 reason, bool primary,
+		  const struct service_key *svc)
 {
 	struct doom_entry d = { .reason = reason, .primary = primary };
+
+	if (svc)
+		d.service = *svc;
 
 	return bpf_map_update_elem(bpf_map__fd(it->skel->maps.doomed), &cookie, &d,
 				   primary ? BPF_ANY : BPF_NOEXIST) ? -errno : 0;

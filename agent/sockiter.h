@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <linux/types.h>
 #include "bpfutil.h" /* struct prog_ref */
+#include "sockkey.h"  /* struct service_key */
 
 struct sockiter_bpf;
 struct bpf_object;
@@ -41,8 +42,10 @@ int sockiter_load(struct sockiter *it, const struct bpf_object *dataplane, int s
 void sockiter_destroy(struct sockiter *it);
 
 /* Ask reset_doomed to end the socket with this cookie (primary: the one a
- * request named, counted once).  0 or -errno. */
-int sockiter_doom(struct sockiter *it, __u64 cookie, __u32 reason, bool primary);
+ * request named, counted once, and where the hazard is learned: on svc,
+ * or NULL: on that socket's own side).  0 or -errno. */
+int sockiter_doom(struct sockiter *it, __u64 cookie, __u32 reason, bool primary,
+		  const struct service_key *svc);
 void sockiter_undoom_all(struct sockiter *it);
 /* Run reset_doomed in the caller's network namespace: each socket it
  * ended as a record, up to max.  How many, or -errno. */

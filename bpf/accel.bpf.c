@@ -291,13 +291,22 @@ static __always_inline bool peer_wscale_zero(struct bpf_sock *sk)
 	return !tp || !BPF_CORE_READ_BITFIELD_PROBED(tp, rx_opt.snd_wscale);
 }
 
-/* Both ends see the same ISN sum, so they agree on which connections
- * are the 1-in-N sample: an end tracked alone would pay for nothing. */
-static __always_inline int service_is_skipped(const struct service_key *svc, __u32 isn_sum,
+/* A hazard learned on either side of the connection: the server's (its
+ * endpoint) or this client's (its address, to this port).  Both ends
+ * build both keys, so they agree.  Both ends see the same ISN sum, so they
+ * agree on which connections are the 1-in-N sample: an end tracked alone
+ * would pay for nothing. */
+static __always_inline int service_is_skipped(const struct service_key *svc,
+					      const struct service_key *client, __u32 isn_sum,
 					      enum fallback_reason *why)
 {
 	struct service_profile *sp;
 
+	sp = bpf_map_lookup_elem(&service_profiles, client);
+	if (sp && sp->hazards) {
+		*why = FB_HAZARD;
+		return 1;
+	}
 	sp = bpf_map_lookup_elem(&service_profiles, svc);
 	if (!sp)
 		return 0;
@@ -339,9 +348,9 @@ static __always_inline void service_profile_update(const struct service_key *svc
 
 /* Cheap decisions first, from the context alone: a connection we won't
  * track should cost as little as possible.  Fills the connection's key
- * and its service endpoint.  Returns 0 to go on. */
+ * and both its sides (struct service_key).  Returns 0 to go on. */
 static __always_inline int worth_tracking(struct bpf_sock_ops *skops, struct sock_key *key,
-					  struct service_key *svc)
+					  struct service_key *svc, struct service_key *client)
 {
 	__u16 lport = skops->local_port;
 	__u16 rport = sock_key_remote_port(skops->remote_port);
@@ -356,8 +365,9 @@ static __always_inline int worth_tracking(struct bpf_sock_ops *skops, struct soc
 	}
 	if (key_from_sockops(key, skops))
 		return -1;
-	service_key_of(svc, key, passive);
-	if (service_is_skipped(svc, skops->snd_nxt + skops->rcv_nxt, &why)) {
+	service_key_of(svc, key, passive, SVC_SERVER);
+	service_key_of(client, key, passive, SVC_CLIENT);
+	if (service_is_skipped(svc, client, skops->snd_nxt + skops->rcv_nxt, &why)) {
 		STAT_ADD(fallbacks[why], 1);
 		return -1;
 	}
@@ -565,7 +575,7 @@ static __always_inline __u64 new_nonce(void)
 /* Active end: register, wait to be claimed. */
 static __always_inline void track_active(struct bpf_sock_ops *skops)
 {
-	struct service_key svc = {};
+	struct service_key svc = {}, client = {};
 	struct sock_key key = {};
 	struct endpoint ne = {};
 	struct sock_state *st;
@@ -584,7 +594,7 @@ static __always_inline void track_active(struct bpf_sock_ops *skops)
 		STAT_ADD(fallbacks[FB_REPAIR], 1);
 		return;
 	}
-	if (worth_tracking(skops, &key, &svc))
+	if (worth_tracking(skops, &key, &svc, &client))
 		return;
 	if (!peer_may_be_tracked(&key, skops->snd_nxt + skops->rcv_nxt))
 		return;
@@ -606,6 +616,7 @@ static __always_inline void track_active(struct bpf_sock_ops *skops)
 	if (!st)
 		return;
 	st->service = svc;
+	st->client = client;
 	st->nonce = nonce;
 	ne.cookie = st->cookie;
 	ne.nonce = st->nonce;
@@ -705,7 +716,7 @@ static __always_inline void test_delay(void)
 static __always_inline void track_passive(struct bpf_sock_ops *skops)
 {
 	struct sock_key key = {}, rkey = {};
-	struct service_key svc = {};
+	struct service_key svc = {}, client = {};
 	__u64 owner, nonce, claim, psock;
 	__u32 snd_isn, rcv_isn, rcvbuf, peer_rcvbuf;
 	struct sock_state *st;
@@ -714,7 +725,7 @@ static __always_inline void track_passive(struct bpf_sock_ops *skops)
 	__u64 my_psock;
 
 	sk = skops->sk;
-	if (!sk || worth_tracking(skops, &key, &svc))
+	if (!sk || worth_tracking(skops, &key, &svc, &client))
 		return;
 	/* a client on another host (the common case for nginx) costs this
 	 * one lookup: it can't have registered here */
@@ -763,6 +774,8 @@ static __always_inline void track_passive(struct bpf_sock_ops *skops)
 	if (!st)
 		return;
 	st->service = svc;
+	st->client = client;
+	st->flags |= SS_PASSIVE;
 	test_delay();
 	my_psock = own_psock(sk, &rcvbuf);
 	/* Handed over before the claim (the claim is a full barrier); the
@@ -1042,17 +1055,19 @@ static __always_inline int fall_back(struct sock_state *st, enum fallback_reason
  * it.  The send fails (SK_DROP: sendmsg returns EACCES, or a short count,
  * net/ipv4/tcp_bpf.c tcp_bpf_send_verdict), so nothing more is queued,
  * and the agent resets both ends (bpf_sock_destroy: ECONNABORTED here,
- * a RST there); its service endpoint is learned so that endpoint's next
- * connections aren't paired.
+ * a RST there).  The side whose behaviour it is gets learned, so its next
+ * connections aren't paired: ours for urgent data we send, the peer's
+ * for bytes it leaves unread.
  */
 static __always_inline int doom(struct sock_state *st, struct sk_msg_md *msg,
 				enum reset_reason why)
 {
+	const struct service_key *side = side_of(st, why != RS_SLOW_READER);
+
 	st->flags |= SS_DOOMED;
 	st->doom_reason = why;
-	service_learn_hazard(&st->service, why);
-	request_reset(st->cookie, st->flags & SS_PAIRED ? st->peer.cookie : 0, why,
-		      &st->service);
+	service_learn_hazard(side, why);
+	request_reset(st->cookie, st->flags & SS_PAIRED ? st->peer.cookie : 0, why, side);
 	emit_conn(EV_RESET, st->cookie, st->peer.cookie, st->service.port, why, 0, 0);
 	return SK_DROP;
 }
@@ -1171,7 +1186,7 @@ int msg_redirect(struct sk_msg_md *msg)
 		 * (ending its connection teaches it all the same: the
 		 * enforcer learns the endpoint of every reset) */
 		if (oob == OOB_THIS_TASK)
-			service_learn_hazard(&st->service, RS_OOB);
+			service_learn_hazard(side_of(st, true), RS_OOB);
 		if (slow_reader_fallback && !peer_unread(st))
 			return fall_back(st, FB_HAZARD, size);
 		return doom(st, msg, RS_OOB);

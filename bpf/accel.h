@@ -111,6 +111,7 @@ enum sock_state_flags {
 	SS_TCP       = 1 << 0, /* this socket's send direction is on TCP for good */
 	SS_ENDPOINT  = 1 << 1, /* we own an entry in the endpoints map */
 	SS_PAIRED    = 1 << 2, /* peer is the other end of our connection */
+	SS_PASSIVE   = 1 << 3, /* the server's end (accepted), in this life */
 	SS_TRACKED   = 1 << 4, /* tracked in this life (until TCP_CLOSE) */
 	SS_IN_MAP    = 1 << 5, /* in sock_hash under self (until we delete it) */
 	SS_DOOMED    = 1 << 6, /* sends refused; the agent resets the connection */
@@ -134,8 +135,9 @@ struct sock_state {
 	__u64 unread_bound;      /* at least what the peer left unread of ours:
 				  * its psock count when last read, plus what
 				  * we redirected since (msg_redirect) */
-	struct service_key service; /* this connection's service endpoint:
-				     * where its hazards are learned */
+	struct service_key service; /* this connection's server side: where
+				     * the server's hazards are learned */
+	struct service_key client;  /* its client side: the client's */
 };
 
 /*
@@ -193,8 +195,9 @@ struct nonce_opt {
 } __attribute__((packed));
 
 /*
- * What connections to one service endpoint are like (service_profiles,
- * an LRU hash).  hazards: what its connections showed (1 << enum
+ * What connections on one side are like (service_profiles, an LRU hash
+ * keyed by struct service_key: a service endpoint, or a client's side of
+ * it).  hazards: what that side's connections showed (1 << enum
  * reset_reason, 1 << PH_ULP); set once, never sampled again while
  * remembered: every one cost a reset or a refusal.  Forgetting one (the
  * LRU evicted it) is safe: the guard catches the next occurrence the same
@@ -276,8 +279,9 @@ struct reset_request {
 		       * hooks: the RST of the first reset tells the peer) */
 	__u32 reason; /* enum reset_reason */
 	__u32 _pad;
-	struct service_key service; /* the connection's service endpoint, to
-				     * learn; port 0: not known (the guard's
+	struct service_key service; /* the side of the connection whose
+				     * behaviour this is, to learn; port 0:
+				     * the socket named's own (the guard's
 				     * splice hooks: the enforcer finds it) */
 };
 
@@ -286,6 +290,8 @@ struct reset_request {
 struct doom_entry {
 	__u32 reason;  /* enum reset_reason */
 	__u32 primary; /* 1: the socket a request named (counted once) */
+	struct service_key service; /* the request's side to learn; port 0:
+				     * the primary socket's own side */
 };
 
 /* What reset_doomed reports for each socket it ended: one record per

@@ -135,6 +135,14 @@ static __always_inline void service_learn_hazard(const struct service_key *svc, 
 		__sync_fetch_and_or(&sp->hazards, 1U << bit);
 }
 
+/* The side of @st's connection a hazard is learned on (struct
+ * service_key): @st's own (@self), else its peer's.  A server's own side
+ * is the service endpoint, a client's is the client's. */
+static __always_inline const struct service_key *side_of(const struct sock_state *st, bool self)
+{
+	return !!(st->flags & SS_PASSIVE) == self ? &st->service : &st->client;
+}
+
 /* Ask the agent to end a connection (both ends).  Wakes it at once: the
  * reader of a spliced or stalled connection is waiting on it.  A full ring
  * has woken the agent already (each record before this one forced a

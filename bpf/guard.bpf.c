@@ -269,7 +269,7 @@ int sockopt_ulp(struct bpf_sockopt *ctx)
 	st = bpf_sk_storage_get(&sk_state, sk, 0, 0);
 	if (!st || !(st->flags & SS_IN_MAP))
 		return 1;
-	service_learn_hazard(&st->service, PH_ULP);
+	service_learn_hazard(side_of(st, true), PH_ULP);
 	STAT_ADD(ulp_refused, 1);
 	return 0; /* EPERM */
 }

@@ -49,6 +49,7 @@ int reset_doomed(struct bpf_iter__tcp *ctx)
 	struct reset_record rec = { .destroyed = 1 };
 	struct sock_state *st;
 	struct tcp_sock *tp;
+	struct service_key svc;
 	struct doom_entry *d;
 	__u32 reason;
 	__u64 cookie;
@@ -72,9 +73,17 @@ int reset_doomed(struct bpf_iter__tcp *ctx)
 	if (st) {
 		rec.peer = st->flags & SS_PAIRED ? st->peer.cookie : 0;
 		st->flags |= SS_DOOMED; /* its sends stop now (msg_redirect) */
-		service_learn_hazard(&st->service, reason);
 	}
 	if (d->primary) {
+		/* learned before the reset: a connection made after it must
+		 * not pair.  The side the request names (the data plane's
+		 * doom), else the named socket's own: a splicer's, a reader
+		 * over the budget.  Not the peer's: it did nothing. */
+		svc = d->service;
+		if (svc.port)
+			service_learn_hazard(&svc, reason);
+		else if (st)
+			service_learn_hazard(side_of(st, true), reason);
 		STAT_ADD(resets[reason], 1);
 		d->primary = 0; /* one count per connection */
 	}

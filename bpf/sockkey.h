@@ -134,33 +134,47 @@ static inline void sock_key_reverse(struct sock_key *out, const struct sock_key 
 }
 
 /*
- * A service endpoint: the server's end of a connection (the local end of
- * the passive side, the remote end of the active side), as both ends of a
- * pair see it.  The network namespace cookie only where the address is
- * loopback, as in struct sock_key: every netns has its own 127.0.0.1,
- * while any other address names one pod's interface on this host.  So an
- * endpoint belongs to one pod: what is learned about it changes that
- * tenant's service only.
+ * Where a connection's hazards are learned: one side of it, as both ends
+ * of a pair see it.  The server side (SVC_SERVER) is the service
+ * endpoint: the server's address and port.  The client side (SVC_CLIENT)
+ * is the client's address with the port it connects to: what a client
+ * does (splice its replies, send MSG_OOB, refuse to read) is learned
+ * there, so it changes that client's connections to the port, not the
+ * service's for every other client.  The network namespace cookie only
+ * where the address is loopback, as in struct sock_key: every netns has
+ * its own 127.0.0.1, while any other address names one pod's interface
+ * on this host.  So a key belongs to one pod: what is learned about it
+ * changes that tenant's connections only.
  */
+enum service_side {
+	SVC_SERVER = 0,
+	SVC_CLIENT = 1,
+};
+
 struct service_key {
 	__u32 addr[4]; /* v4-mapped, network order */
 	__u64 netns;   /* netns cookie when addr is loopback, else 0 */
-	__u16 port;    /* host order; 0: not known */
-	__u16 _pad[3]; /* explicit: keys are hashed bytewise */
+	__u16 port;    /* the server's, host order; 0: not known */
+	__u8 side;     /* enum service_side */
+	__u8 _pad[5];  /* explicit: keys are hashed bytewise */
 };
 
-/* The service endpoint of the connection @k is a view of: the local end
- * if @k is the passive (server) side's view, else the remote end. */
-static inline void service_key_of(struct service_key *out, const struct sock_key *k, int passive)
+/* The @side of the connection @k is a view of (@passive: @k is the
+ * server's view).  The port is the server's on both sides. */
+static inline void service_key_of(struct service_key *out, const struct sock_key *k, int passive,
+				  enum service_side side)
 {
-	const __u32 *ip = passive ? k->local_ip : k->remote_ip;
+	int local = (side == SVC_SERVER) == !!passive;
+	const __u32 *ip = local ? k->local_ip : k->remote_ip;
 	int i;
 
 	for (i = 0; i < 4; i++)
 		out->addr[i] = ip[i];
 	out->netns = sk_ip_is_loopback(ip) ? k->netns : 0;
 	out->port = passive ? k->local_port : k->remote_port;
-	out->_pad[0] = out->_pad[1] = out->_pad[2] = 0;
+	out->side = side;
+	for (i = 0; i < 5; i++)
+		out->_pad[i] = 0;
 }
 
 #endif /* NGX_SOCKMAP_SOCKKEY_H */

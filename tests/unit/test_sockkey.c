@@ -167,19 +167,49 @@ static void test_service_key(void)
 	kc.netns = ks.netns = 77;
 	memset(&sc, 0xa5, sizeof(sc));
 	memset(&ss, 0x5a, sizeof(ss));
-	service_key_of(&sc, &kc, 0);
-	service_key_of(&ss, &ks, 1);
+	service_key_of(&sc, &kc, 0, SVC_SERVER);
+	service_key_of(&ss, &ks, 1, SVC_SERVER);
 	CHECK(memcmp(&sc, &ss, sizeof(sc)) == 0, "client and server name one endpoint");
 	CHECK(sc.port == 8080 && sc.netns == 77, "the server's port %u, the netns %llu", sc.port,
 	      (unsigned long long)sc.netns);
 	ks.netns = 78; /* another namespace's 127.0.0.1:8080 */
-	service_key_of(&other, &ks, 1);
+	service_key_of(&other, &ks, 1, SVC_SERVER);
 	CHECK(memcmp(&other, &ss, sizeof(ss)) != 0, "another netns's loopback is another endpoint");
 	sock_key_build(&kc, &pc);
 	kc.netns = 77; /* not loopback: never in the key */
-	service_key_of(&sc, &kc, 0);
+	service_key_of(&sc, &kc, 0, SVC_SERVER);
 	CHECK(sc.netns == 0 && sc.port == 8080, "a pod address needs no netns");
 	CHECK(sizeof(struct service_key) == 32, "key is 32 bytes, got %zu", sizeof(struct service_key));
+}
+
+/* The client side: the client's address and the server's port, the same
+ * from both ends, and never the server side's key (one client's hazard
+ * is not the service's). */
+static void test_client_side_key(void)
+{
+	struct sock_addr_view c = v4("10.1.0.7", 41000, "10.1.0.9", 8080);
+	struct sock_addr_view s = v4("10.1.0.9", 8080, "10.1.0.7", 41000);
+	struct sock_addr_view c2 = v4("10.1.0.8", 41001, "10.1.0.9", 8080);
+	struct sock_key kc, ks, k2;
+	struct service_key cc, cs, srv, other;
+	uint32_t client_ip = inet_addr("10.1.0.7");
+
+	sock_key_build(&kc, &c);
+	sock_key_build(&ks, &s);
+	sock_key_build(&k2, &c2);
+	memset(&cc, 0xa5, sizeof(cc));
+	memset(&cs, 0x5a, sizeof(cs));
+	service_key_of(&cc, &kc, 0, SVC_CLIENT);
+	service_key_of(&cs, &ks, 1, SVC_CLIENT);
+	CHECK(memcmp(&cc, &cs, sizeof(cc)) == 0, "both ends name one client side");
+	CHECK(cc.addr[3] == client_ip && cc.port == 8080 && cc.side == SVC_CLIENT,
+	      "the client's address, the server's port %u, side %u", cc.port, cc.side);
+	service_key_of(&srv, &kc, 0, SVC_SERVER);
+	CHECK(memcmp(&cc, &srv, sizeof(cc)) != 0, "the client side is not the server side");
+	service_key_of(&other, &k2, 0, SVC_CLIENT);
+	CHECK(memcmp(&other, &cc, sizeof(cc)) != 0, "another client's side is its own");
+	service_key_of(&other, &k2, 0, SVC_SERVER);
+	CHECK(memcmp(&other, &srv, sizeof(srv)) == 0, "another client, the same server side");
 }
 
 int main(void)
@@ -192,5 +222,6 @@ int main(void)
 	test_loopback();
 	test_bad_family_and_padding();
 	test_service_key();
+	test_client_side_key();
 	return CHECK_SUMMARY();
 }
