@@ -242,7 +242,7 @@ static void iter_passes(struct enforcer *e, int self)
 
 static void enforce_iter_chunk(struct enforcer *e, const struct reset_ask *asks, size_t n)
 {
-	int self, err;
+	int self, added, err;
 	size_t i;
 
 	/* the requests' sockets only: each pass names the peers of what it
@@ -260,6 +260,20 @@ static void enforce_iter_chunk(struct enforcer *e, const struct reset_ask *asks,
 	if (self < 0)
 		goto out;
 	iter_passes(e, self);
+	/* A request's socket not found: its owner closed it after the send
+	 * was refused, and it is a timewait socket now (tcp_time_wait(),
+	 * net/ipv4/tcp_minisocks.c), which iter/tcp hands over but
+	 * bpf_skc_to_tcp_sock() refuses.  Nothing named its peer, which
+	 * would read a clean EOF after what it got: end the peer the request
+	 * named instead, counted and learned in its place. */
+	for (i = 0, added = 0; i < n; i++) {
+		if (!asks[i].peer || !sockiter_doom_pending(&e->it, asks[i].cookie))
+			continue;
+		if (!sockiter_doom(&e->it, asks[i].peer, asks[i].reason, true, &asks[i].service))
+			added++;
+	}
+	if (added)
+		iter_passes(e, self);
 	netns_restore(self);
 out:
 	sockiter_undoom_all(&e->it);

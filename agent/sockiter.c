@@ -86,6 +86,13 @@ int sockiter_doom(struct sockiter *it, __u64 cookie, __u32 reason, bool primary,
 				   primary ? BPF_ANY : BPF_NOEXIST) ? -errno : 0;
 }
 
+bool sockiter_doom_pending(struct sockiter *it, __u64 cookie)
+{
+	struct doom_entry d;
+
+	return !bpf_map_lookup_elem(bpf_map__fd(it->skel->maps.doomed), &cookie, &d) && d.primary;
+}
+
 void sockiter_undoom_all(struct sockiter *it)
 {
 	int fd = bpf_map__fd(it->skel->maps.doomed);

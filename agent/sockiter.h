@@ -46,6 +46,9 @@ void sockiter_destroy(struct sockiter *it);
  * or NULL: on that socket's own side).  0 or -errno. */
 int sockiter_doom(struct sockiter *it, __u64 cookie, __u32 reason, bool primary,
 		  const struct service_key *svc);
+/* Whether a request's socket is still to be found: reset_doomed clears
+ * primary when it ends one. */
+bool sockiter_doom_pending(struct sockiter *it, __u64 cookie);
 void sockiter_undoom_all(struct sockiter *it);
 /* Run reset_doomed in the caller's network namespace: each socket it
  * ended as a record, up to max.  How many, or -errno. */
