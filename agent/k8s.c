@@ -22,7 +22,8 @@ static json_object *get(json_object *o, const char *key)
 	return json_object_object_get_ex(o, key, &v) ? v : NULL;
 }
 
-int k8s_parse_pods(const char *json, size_t len, struct k8s_pod *pods, int max)
+int k8s_parse_pods(const char *json, size_t len, const char *want_ns, struct k8s_pod *pods,
+		   int max)
 {
 	json_tokener *tok = json_tokener_new();
 	json_object *root, *items, *it, *md;
@@ -49,6 +50,10 @@ int k8s_parse_pods(const char *json, size_t len, struct k8s_pod *pods, int max)
 		/* a pending pod has no processes yet; a finished one has none left */
 		if (!uid || !*uid || strlen(uid) >= sizeof(pods[n].uid) || !phase ||
 		    strcmp(phase, "Running"))
+			continue;
+		/* a namespace's list names no other: one that does is not
+		 * what was asked for (a proxy, a wrong URL), and not ours */
+		if (want_ns && (!ns || strcmp(ns, want_ns)))
 			continue;
 		snprintf(pods[n].uid, sizeof(pods[n].uid), "%s", uid);
 		snprintf(pods[n].name, sizeof(pods[n].name), "%s/%s", ns ?: "?", name ?: "?");
@@ -129,9 +134,12 @@ static void read_token(const char *file, char *tok, size_t len)
 	tok[strcspn(tok, "\r\n")] = 0;
 }
 
-/* GET the pod list.  0 with the body in r, or -errno with err set. */
-static int list_pods(const struct k8s_opts *o, struct reply *r, char *err, size_t errlen)
+/* GET the pod list, of namespace ns only unless it is NULL.  0 with the
+ * body in r, or -errno with err set. */
+static int list_pods(const struct k8s_opts *o, const char *ns, struct reply *r, char *err,
+		     size_t errlen)
 {
+	char path[K8S_NAMESPACE_MAX + 32];
 	char url[2048], auth[4200], tok[4096];
 	struct curl_slist *hdr = NULL;
 	char *sel, *field;
@@ -147,7 +155,11 @@ static int list_pods(const struct k8s_opts *o, struct reply *r, char *err, size_
 	sel = curl_easy_escape(c, o->selector, 0);
 	snprintf(url, sizeof(url), "spec.nodeName=%s", o->node);
 	field = curl_easy_escape(c, url, 0);
-	snprintf(url, sizeof(url), "%s/api/v1/pods?labelSelector=%s&fieldSelector=%s", o->api,
+	if (ns)
+		snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods", ns);
+	else
+		snprintf(path, sizeof(path), "/api/v1/pods");
+	snprintf(url, sizeof(url), "%s%s?labelSelector=%s&fieldSelector=%s", o->api, path,
 		 sel ?: "", field ?: "");
 	curl_free(sel);
 	curl_free(field);
@@ -175,31 +187,58 @@ static int list_pods(const struct k8s_opts *o, struct reply *r, char *err, size_
 		return -EIO;
 	}
 	if (code != 200) {
-		snprintf(err, errlen, "k8s: GET %s/api/v1/pods: HTTP %ld%s", o->api, code,
-			 code == 401 || code == 403 ? " (the service account may not list pods)" : "");
+		snprintf(err, errlen, "k8s: GET %s%s: HTTP %ld%s", o->api, path, code,
+			 code == 401 || code == 403 ? " (the service account may not list pods there)"
+						    : "");
 		return -EACCES;
 	}
 	return 0;
+}
+
+/* The selected pods of one namespace (ns), or of all (NULL), appended to
+ * pods[*n..max).  0 or -errno with err set. */
+static int pods_of(const struct k8s_opts *o, const char *ns, struct k8s_pod *pods, int *n,
+		   int max, char *err, size_t errlen)
+{
+	struct reply r = { 0 };
+	int ret;
+
+	ret = list_pods(o, ns, &r, err, errlen);
+	if (!ret) {
+		ret = k8s_parse_pods(r.buf ?: "", r.len, ns, pods + *n, max - *n);
+		if (ret < 0)
+			snprintf(err, errlen, "k8s: the API's pod list is not a pod list");
+		else
+			*n += ret;
+	}
+	free(r.buf);
+	return ret < 0 ? ret : 0;
 }
 
 int k8s_targets(const struct k8s_opts *o, const char *mnt, struct cg_target *out, int max,
 		char *err, size_t errlen)
 {
 	struct k8s_pod pods[MAX_TARGETS];
-	struct reply r = { 0 };
-	char path[PATH_MAX];
-	int n, i, got = 0, ret;
+	char path[PATH_MAX], ns[K8S_NAMESPACE_MAX + 1];
+	const char *p = o->namespaces, *end;
+	int n = 0, i, got = 0, ret;
 
-	ret = list_pods(o, &r, err, errlen);
-	if (ret) {
-		free(r.buf);
-		return ret;
+	if (!p) {
+		ret = pods_of(o, NULL, pods, &n, MAX_TARGETS, err, errlen);
+		if (ret)
+			return ret;
 	}
-	n = k8s_parse_pods(r.buf ?: "", r.len, pods, MAX_TARGETS);
-	free(r.buf);
-	if (n < 0) {
-		snprintf(err, errlen, "k8s: the API's pod list is not a pod list");
-		return n;
+	/* one list per namespace: a namespaced GET is what a Role in each
+	 * tenant's namespace allows, where listing all needs a ClusterRole.
+	 * Any one failing fails the whole answer: the caller keeps what it
+	 * has rather than detach another namespace's pods. */
+	while (p) {
+		end = p + strcspn(p, ",");
+		snprintf(ns, sizeof(ns), "%.*s", (int)(end - p), p);
+		ret = pods_of(o, ns, pods, &n, MAX_TARGETS, err, errlen);
+		if (ret)
+			return ret;
+		p = *end ? end + 1 : NULL;
 	}
 	for (i = 0; i < n && got < max; i++) {
 		if (k8s_pod_cgroup(mnt, pods[i].uid, path, sizeof(path))) {

@@ -18,8 +18,13 @@
 #include <stddef.h>
 #include "target.h"
 
+/* A namespace name (a DNS-1123 label), and how many --k8s-namespace takes. */
+#define K8S_NAMESPACE_MAX  63
+#define K8S_NAMESPACES_MAX 16
+
 struct k8s_opts {
 	const char *selector; /* label selector, e.g. app.kubernetes.io/name=nginx */
+	const char *namespaces; /* "ns[,ns...]", checked; NULL: every namespace */
 	const char *node;     /* spec.nodeName of our pods ($NODE_NAME) */
 	const char *api;      /* https://$KUBERNETES_SERVICE_HOST:PORT, or a test's URL */
 	const char *token_file, *ca_file; /* the service account's */
@@ -30,13 +35,15 @@ struct k8s_pod {
 	char name[128]; /* namespace/name */
 };
 
-/* The running pods in an API pod list (the JSON of GET /api/v1/pods).
- * Returns how many went into pods (at most max), or -EBADMSG. */
-int k8s_parse_pods(const char *json, size_t len, struct k8s_pod *pods, int max);
+/* The running pods in an API pod list (the JSON of GET /api/v1/pods, or
+ * of one namespace's), of namespace ns only unless it is NULL.  Returns
+ * how many went into pods (at most max), or -EBADMSG. */
+int k8s_parse_pods(const char *json, size_t len, const char *ns, struct k8s_pod *pods, int max);
 /* The pod-level cgroup directory of a pod UID under the mount: 0 with
  * path filled, or -ENOENT. */
 int k8s_pod_cgroup(const char *mnt, const char *uid, char *path, size_t len);
-/* Ask the API for the selected pods of our node and resolve their cgroups
+/* Ask the API for the selected pods of our node (in each of o->namespaces,
+ * else in all) and resolve their cgroups
  * (kind TK_K8S, reason "k8s pod NS/NAME").  Returns how many went into
  * out, or -errno with one line in err. */
 int k8s_targets(const struct k8s_opts *o, const char *mnt, struct cg_target *out, int max,

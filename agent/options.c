@@ -14,6 +14,7 @@
 #include <string.h>
 #include "enforcer.h" /* reset_mech_opts, unread_mech_opts */
 #include "guard.h"    /* guard_hooks_names */
+#include "k8s.h"      /* K8S_NAMESPACE_MAX */
 #include "options.h"
 #include "paths.h"    /* PIN_DIR */
 #include "target.h"   /* DEFAULT_PID_FILE */
@@ -24,6 +25,7 @@ enum {
 	OPT_PID_FILE = 1000, OPT_PORTS, OPT_PIN, OPT_NO_FOLLOW, OPT_SHORT_CONN, OPT_XDP,
 	OPT_XDP_SAMPLE, OPT_METRICS, OPT_MAX_UNREAD, OPT_UNREAD_BUDGET, OPT_FORCE,
 	OPT_ALLOW_ROOT, OPT_ANY_PROCESS, OPT_K8S_SELECTOR, OPT_K8S_NODE, OPT_K8S_API,
+	OPT_K8S_NAMESPACE,
 	OPT_GUARD_IDLE, OPT_GUARD_HOOKS, OPT_RESETS, OPT_UNREAD_SCAN, OPT_MAX_SOCKETS,
 };
 
@@ -97,6 +99,9 @@ struct opt_spec {
 	X("k8s-selector", OPT_K8S_SELECTOR, "LABELS", AS_STR(k8s_selector), \
 	  "Kubernetes: attach to the pods on this node that match the label selector, " \
 	  "e.g. app.kubernetes.io/name=nginx (asked again every 2 s; the DaemonSet's way)") \
+	X("k8s-namespace", OPT_K8S_NAMESPACE, "NS[,NS...]", AS_STR(k8s_namespaces), \
+	  "Kubernetes: only pods of these namespaces (default: every namespace; on a " \
+	  "cluster shared by tenants, name yours)") \
 	X("k8s-node", OPT_K8S_NODE, "NAME", AS_STR(k8s_node), \
 	  "this node's name (default: $NODE_NAME)") \
 	X("k8s-api", OPT_K8S_API, "URL", AS_STR(k8s_api), \
@@ -297,12 +302,51 @@ int run_opt_set(struct run_opts *o, int key, const char *arg, char *err, size_t 
 	return 0;
 }
 
+/* A namespace name is a DNS-1123 label (Kubernetes validation): 1 to 63
+ * of [a-z0-9-], starting and ending with a letter or digit.  It goes into
+ * the API's URL path as it is. */
+static bool k8s_namespace_ok(const char *s, size_t n)
+{
+	size_t i;
+
+	if (!n || n > K8S_NAMESPACE_MAX || s[0] == '-' || s[n - 1] == '-')
+		return false;
+	for (i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-'))
+			return false;
+	return true;
+}
+
+static int k8s_namespaces_check(const char *list, char *err, size_t errlen)
+{
+	const char *p = list, *end;
+	int n = 0;
+
+	for (;;) {
+		end = p + strcspn(p, ",");
+		if (!k8s_namespace_ok(p, (size_t)(end - p)))
+			return fail(err, errlen,
+				    "--k8s-namespace: '%.*s' is not a namespace name (a-z, 0-9 and '-', "
+				    "at most %d)", (int)(end - p > 64 ? 64 : end - p), p,
+				    K8S_NAMESPACE_MAX);
+		if (++n > K8S_NAMESPACES_MAX)
+			return fail(err, errlen, "--k8s-namespace: more than %d namespaces",
+				    K8S_NAMESPACES_MAX);
+		if (!*end)
+			return 0;
+		p = end + 1;
+	}
+}
+
 int run_opts_finish(struct run_opts *o, const struct run_env *env, char *err, size_t errlen)
 {
 	const char *h = env->k8s_host;
 
 	if (!o->k8s_selector)
-		return 0;
+		return o->k8s_namespaces ? fail(err, errlen, "--k8s-namespace needs --k8s-selector")
+					 : 0;
+	if (o->k8s_namespaces && k8s_namespaces_check(o->k8s_namespaces, err, errlen))
+		return -1;
 	if (!o->k8s_node)
 		o->k8s_node = env->node_name;
 	if (!o->k8s_node || !*o->k8s_node)

@@ -38,6 +38,7 @@ struct run_opts {
 	bool allow_root_cgroup; /* a target may be the hierarchy's root */
 	bool any_process;       /* a pid target need not be nginx */
 	const char *k8s_selector; /* attach to the pods it selects on k8s_node */
+	const char *k8s_namespaces; /* "ns[,ns...]"; NULL: every namespace */
 	const char *k8s_node;
 	const char *k8s_api;
 	char k8s_api_buf[300];  /* k8s_api when made from the pod's environment */

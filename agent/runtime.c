@@ -732,7 +732,8 @@ static int find_targets(struct runtime *rt, const struct run_opts *o, struct cg_
 	}
 	if (o->k8s_selector) {
 		rt->k8s = (struct k8s_opts){
-			.selector = o->k8s_selector, .node = o->k8s_node, .api = o->k8s_api,
+			.selector = o->k8s_selector, .namespaces = o->k8s_namespaces,
+			.node = o->k8s_node, .api = o->k8s_api,
 			.token_file = "/var/run/secrets/kubernetes.io/serviceaccount/token",
 			.ca_file = "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt",
 		};

@@ -13,6 +13,9 @@
 # An nginx runs in the first pod, a client in the second: their connection
 # must be paired and redirected.  A pending pod and a pod of another node
 # are in the answer too and must be left alone.
+# Last, --k8s-namespace web,shop: the agent asks each namespace's list
+# (GET /api/v1/namespaces/NS/pods, what a Role there allows), never the
+# cluster's, and leaves a selected pod of another namespace alone.
 . "$(dirname "$0")/../lib/common.sh"
 PORT=18320 API=18321
 U1=11111111-2222-3333-4444-555555555555 # nginx pod (systemd layout)
@@ -38,11 +41,15 @@ class H(BaseHTTPRequestHandler):
         q = urllib.parse.parse_qs(u.query)
         with open(log, "a") as f:
             f.write(self.path + "\n")
-        if u.path != "/api/v1/pods" or q.get("labelSelector") != ["app.kubernetes.io/name=nginx"]:
+        parts = u.path.split("/")
+        ns = parts[4] if len(parts) == 6 and parts[3] == "namespaces" and parts[5] == "pods" else None
+        if (u.path != "/api/v1/pods" and ns is None) or \
+                q.get("labelSelector") != ["app.kubernetes.io/name=nginx"]:
             self.send_response(400); self.end_headers(); return
         node = q.get("fieldSelector", [""])[0].removeprefix("spec.nodeName=")
         pods = json.load(open(pods_file))
-        items = [p for p in pods if p["spec"]["nodeName"] == node]
+        items = [p for p in pods if p["spec"]["nodeName"] == node and
+                 ns in (None, p["metadata"]["namespace"])]
         body = json.dumps({"kind": "PodList", "items": items}).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
@@ -51,8 +58,9 @@ class H(BaseHTTPRequestHandler):
     def log_message(self, *a): pass
 HTTPServer(("127.0.0.1", port), H).serve_forever()
 PY
-pod() { # pod UID NAME NODE PHASE
-	printf '{"metadata":{"uid":"%s","name":"%s","namespace":"web"},"spec":{"nodeName":"%s"},"status":{"phase":"%s"}}' "$@"
+pod() { # pod UID NAME NODE PHASE [NAMESPACE]
+	printf '{"metadata":{"uid":"%s","name":"%s","namespace":"%s"},"spec":{"nodeName":"%s"},"status":{"phase":"%s"}}' \
+		"$1" "$2" "${5:-web}" "$3" "$4"
 }
 echo "[$(pod $U1 nginx-0 node-a Running),$(pod $U2 client-0 node-a Running),$(pod $U3 nginx-1 node-a Pending),$(pod 99999999-0000-0000-0000-000000000000 nginx-2 node-b Running)]" >"$TMP/pods.json"
 
@@ -102,4 +110,22 @@ sleep 4.5
 assert_eq "$(paths)" "$P1" "pods kept while the API server does not answer"
 grep -q "k8s: GET" "$TMP/agent.err" || fail "no word in the log about the unreachable API"
 ok "the log says the API did not answer"
+agent_stop || fail "agent did not exit 0"
+
+# --k8s-namespace: the client pod is in another tenant's namespace now
+echo "[$(pod $U1 nginx-0 node-a Running),$(pod $U2 client-0 node-a Running other)]" >"$TMP/pods.json"
+: >"$TMP/api.log"
+python3 "$TMP/api.py" $API "$TMP/pods.json" "$TMP/api.log" &
+api_pid=$!
+on_exit "kill $api_pid 2>/dev/null"
+wait_port 127.0.0.1 $API
+agent_start --k8s-selector app.kubernetes.io/name=nginx --k8s-node node-a \
+	--k8s-api http://127.0.0.1:$API --k8s-namespace web,shop
+assert_eq "$(paths)" "$P1" "--k8s-namespace web,shop: the pod of namespace other is left alone"
+grep -q '^/api/v1/namespaces/web/pods?' "$TMP/api.log" &&
+	grep -q '^/api/v1/namespaces/shop/pods?' "$TMP/api.log" ||
+	fail "the agent did not ask each namespace: $(cat "$TMP/api.log")"
+ok "asked /api/v1/namespaces/{web,shop}/pods"
+! grep -q '^/api/v1/pods' "$TMP/api.log" || fail "the agent asked for every namespace's pods"
+ok "never asked for every namespace's pods"
 agent_stop || fail "agent did not exit 0"

@@ -7,7 +7,7 @@
 
 static int parse(const char *json, struct k8s_pod *pods, int max)
 {
-	return k8s_parse_pods(json, strlen(json), pods, max);
+	return k8s_parse_pods(json, strlen(json), NULL, pods, max);
 }
 
 int main(void)
@@ -31,5 +31,10 @@ int main(void)
 	CHECK(parse("not json", pods, 4) < 0, "not JSON refused");
 	CHECK(parse("{\"items\":{}}", pods, 4) < 0, "items not a list refused");
 	CHECK(parse("{\"items\":[1,\"x\",null]}", pods, 4) == 0, "items that are not objects skipped");
+	/* one namespace's list: a pod of another, or of none, is not ours */
+	CHECK(k8s_parse_pods(list, strlen(list), "ns", pods, 4) == 1 && !strcmp(pods[0].uid, "u-1"),
+	      "namespace ns: only its running pod");
+	CHECK(k8s_parse_pods(list, strlen(list), "other", pods, 4) == 0,
+	      "namespace other: none of ns's pods");
 	return CHECK_SUMMARY();
 }

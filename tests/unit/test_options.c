@@ -11,6 +11,7 @@
 #include <string.h>
 #include "enforcer.h"
 #include "guard.h"
+#include "k8s.h"
 #include "options.h"
 #include "target.h"
 
@@ -296,7 +297,7 @@ static void test_table_defaults(void)
 	for (opt = run_argp_options; opt->name; opt++, n++)
 		CHECK(opt_set(&o, opt->name, opt->arg ? "x" : NULL) != 1,
 		      "--%s is in argp's table but not the parser's", opt->name);
-	CHECK(n == 23, "23 options: %d", n);
+	CHECK(n == 24, "24 options: %d", n);
 	CHECK(run_opt_set(&o, 'v', NULL, err, sizeof(err)) == 1, "-v is not run's own: common");
 }
 
@@ -422,6 +423,42 @@ static void test_table_finish(void)
 	      "--k8s-api wins");
 }
 
+/* --k8s-namespace: names that go into the API's path as they are, so
+ * nothing but a namespace name is taken, and only with a selector. */
+static void test_k8s_namespace(void)
+{
+	static struct run_opts o;
+	struct run_env env = { .node_name = "n", .k8s_host = "10.0.0.1" };
+	static const char *const bad[] = {
+		"", "web,", ",web", "Web", "a/b", "../x", "a b", "-a", "a-", "web,,shop",
+		"a%2fb", "x123456789x123456789x123456789x123456789x123456789x123456789x1234",
+	};
+	char many[200] = "n0";
+	size_t i;
+
+	run_opts_init(&o);
+	opt_set(&o, "k8s-namespace", "web");
+	CHECK(run_opts_finish(&o, &env, err, sizeof(err)) == -1 &&
+		      !strcmp(err, "--k8s-namespace needs --k8s-selector"),
+	      "no selector: %s", err);
+	opt_set(&o, "k8s-selector", "app=x");
+	CHECK(!run_opts_finish(&o, &env, err, sizeof(err)), "one namespace: %s", err);
+	opt_set(&o, "k8s-namespace", "web,shop-2,a");
+	CHECK(!run_opts_finish(&o, &env, err, sizeof(err)), "a list: %s", err);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		opt_set(&o, "k8s-namespace", bad[i]);
+		CHECK(run_opts_finish(&o, &env, err, sizeof(err)) == -1 &&
+			      !strncmp(err, "--k8s-namespace: '", 18),
+		      "'%s' refused: %s", bad[i], err);
+	}
+	for (i = 1; i <= K8S_NAMESPACES_MAX; i++)
+		snprintf(many + strlen(many), sizeof(many) - strlen(many), ",n%zu", i);
+	opt_set(&o, "k8s-namespace", many);
+	CHECK(run_opts_finish(&o, &env, err, sizeof(err)) == -1 &&
+		      !strcmp(err, "--k8s-namespace: more than 16 namespaces"),
+	      "17 namespaces: %s", err);
+}
+
 int main(void)
 {
 	test_sizes();
@@ -434,6 +471,7 @@ int main(void)
 	test_table_values();
 	test_table_refusals();
 	test_table_finish();
+	test_k8s_namespace();
 	test_ports();
 	test_pid();
 	test_sample_every();
