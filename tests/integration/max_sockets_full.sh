@@ -70,10 +70,16 @@ done
 st socks sockets
 st fill sockets_fill
 st noroom fallbacks.no_room
+st added sockets_total
 st pairs pairs
 assert_le "$socks" $MAX "sockets tracked, with the map full"
 assert_eq "$fill" $((socks * 100 / MAX)) "sockets_fill is sockets of sockets_max"
-assert_ge "$noroom" $((CONNS * 2 - MAX)) "sockets that found no room, counted"
+# each of the 2 x CONNS client and proxy sockets was inserted or counted
+# as no room; not 2 x CONNS - MAX: a slot can be used twice (a proxy end
+# whose upstream found no room withdraws at its first send, and a later
+# socket takes its slot: 63 of 64 seen)
+assert_ge "$noroom" $((CONNS * 2 - added)) "sockets that found no room, counted ($added inserted)"
+assert_ge "$noroom" $((CONNS * 2 - MAX * 2)) "most sockets found no room"
 assert_ge "$pairs" 1 "connections that found room were paired"
 "$AGENT" status | grep -Eq "^sockets_fill +$fill%" ||
 	fail "status text has no sockets_fill line: $("$AGENT" status | grep sockets)"
