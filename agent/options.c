@@ -261,13 +261,18 @@ int run_opt_set(struct run_opts *o, int key, const char *arg, char *err, size_t 
 		break;
 	case K_SIZE:
 		if (parse_size(arg, &size) || size < s->min)
-			return fail(err, errlen, "--%s: '%s' is not a size of 64K or more, e.g. 64M, 512K",
-				    s->name, arg);
+			return s->min ? fail(err, errlen, "--%s: '%s' is not a size of %lluK or more, "
+					     "e.g. 64M, 512K", s->name, arg,
+					     (unsigned long long)s->min >> 10)
+				      : fail(err, errlen, "--%s: '%s' is not a size, e.g. 64M, 512K",
+					     s->name, arg);
 		*(uint64_t *)field = size;
 		break;
 	case K_COUNT:
-		n = strtoul(arg, &end, 10);
-		if (!*arg || *end || n > s->max)
+		/* digits only: strtoul() would take " 30", "+30" and "-1" */
+		errno = 0;
+		n = *arg >= '0' && *arg <= '9' ? strtoul(arg, &end, 10) : (end = (char *)arg, 0);
+		if (!*arg || *end || errno || n > s->max)
 			return fail(err, errlen, "--%s: '%s' is not %s (0-%lu)", s->name, arg, s->what,
 				    s->max);
 		*(unsigned int *)field = n;

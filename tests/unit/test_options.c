@@ -370,8 +370,15 @@ static void test_table_refusals(void)
 	REFUSED(&o, "metrics", "bogus",
 		"--metrics: bad listen address 'bogus': want IP:PORT, e.g. 127.0.0.1:9435 or [::1]:9435");
 	REFUSED(&o, "max-unread", "1K", "--max-unread: '1K' is not a size of 64K or more, e.g. 64M, 512K");
-	REFUSED(&o, "unread-budget", "x",
-		"--unread-budget: 'x' is not a size of 64K or more, e.g. 64M, 512K");
+	REFUSED(&o, "unread-budget", "x", "--unread-budget: 'x' is not a size, e.g. 64M, 512K");
+	REFUSED(&o, "max-unread", "32K",
+		"--max-unread: '32K' is not a size of 64K or more, e.g. 64M, 512K");
+	/* digits only, as a count is written */
+	REFUSED(&o, "guard-idle", " 30", "--guard-idle: ' 30' is not a number of seconds (0-86400)");
+	REFUSED(&o, "guard-idle", "+30", "--guard-idle: '+30' is not a number of seconds (0-86400)");
+	REFUSED(&o, "short-conn", "-1", "--short-conn: '-1' is not a count of messages (0-1000000)");
+	REFUSED(&o, "short-conn", "99999999999999999999999",
+		"--short-conn: '99999999999999999999999' is not a count of messages (0-1000000)");
 	REFUSED(&o, "max-sockets", "1", "--max-sockets: '1' is not a number of sockets (2-16777216)");
 	REFUSED(&o, "xdp-sample", "3", "--xdp-sample: '3' is not 0 or a power of two up to 65536");
 	REFUSED(&o, "guard-idle", "86401",
