@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <curl/curl.h>
 #include <json-c/json.h>
@@ -14,6 +15,10 @@
 
 /* Pod lists are a few kB a pod; past this the answer is not ours. */
 #define K8S_MAX_REPLY (32u << 20)
+/* What one ask of the API may take in all, however many namespaces it
+ * lists: it runs in the agent's loop, whose tick renews the guard's
+ * heartbeat (GUARD_ALIVE_NS, 15 s) and answers `health` (30 s). */
+#define K8S_BUDGET_MS 5000L
 
 static json_object *get(json_object *o, const char *key)
 {
@@ -136,8 +141,8 @@ static void read_token(const char *file, char *tok, size_t len)
 
 /* GET the pod list, of namespace ns only unless it is NULL.  0 with the
  * body in r, or -errno with err set. */
-static int list_pods(const struct k8s_opts *o, const char *ns, struct reply *r, char *err,
-		     size_t errlen)
+static int list_pods(const struct k8s_opts *o, const char *ns, long timeout_ms, struct reply *r,
+		     char *err, size_t errlen)
 {
 	char path[K8S_NAMESPACE_MAX + 32];
 	char url[2048], auth[4200], tok[4096];
@@ -172,7 +177,7 @@ static int list_pods(const struct k8s_opts *o, const char *ns, struct reply *r, 
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, take);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, 5L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 	if (o->ca_file && !access(o->ca_file, R_OK))
@@ -197,13 +202,22 @@ static int list_pods(const struct k8s_opts *o, const char *ns, struct reply *r, 
 
 /* The selected pods of one namespace (ns), or of all (NULL), appended to
  * pods[*n..max).  0 or -errno with err set. */
-static int pods_of(const struct k8s_opts *o, const char *ns, struct k8s_pod *pods, int *n,
-		   int max, char *err, size_t errlen)
+static int pods_of(const struct k8s_opts *o, const char *ns, const struct timespec *deadline,
+		   struct k8s_pod *pods, int *n, int max, char *err, size_t errlen)
 {
 	struct reply r = { 0 };
+	struct timespec now;
+	long left;
 	int ret;
 
-	ret = list_pods(o, ns, &r, err, errlen);
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	left = (deadline->tv_sec - now.tv_sec) * 1000L + (deadline->tv_nsec - now.tv_nsec) / 1000000L;
+	if (left <= 0) {
+		snprintf(err, errlen, "k8s: GET %s: no time left of the %ld ms one ask may take "
+			 "(namespace %s not asked)", o->api, K8S_BUDGET_MS, ns ?: "all");
+		return -ETIMEDOUT;
+	}
+	ret = list_pods(o, ns, left, &r, err, errlen);
 	if (!ret) {
 		ret = k8s_parse_pods(r.buf ?: "", r.len, ns, pods + *n, max - *n);
 		if (ret < 0)
@@ -222,20 +236,24 @@ int k8s_targets(const struct k8s_opts *o, const char *mnt, struct cg_target *out
 	char path[PATH_MAX], ns[K8S_NAMESPACE_MAX + 1];
 	const char *p = o->namespaces, *end;
 	int n = 0, i, got = 0, ret;
+	struct timespec deadline;
 
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_sec += K8S_BUDGET_MS / 1000;
 	if (!p) {
-		ret = pods_of(o, NULL, pods, &n, MAX_TARGETS, err, errlen);
+		ret = pods_of(o, NULL, &deadline, pods, &n, MAX_TARGETS, err, errlen);
 		if (ret)
 			return ret;
 	}
 	/* one list per namespace: a namespaced GET is what a Role in each
 	 * tenant's namespace allows, where listing all needs a ClusterRole.
 	 * Any one failing fails the whole answer: the caller keeps what it
-	 * has rather than detach another namespace's pods. */
+	 * has rather than detach another namespace's pods.  All of them
+	 * share one K8S_BUDGET_MS. */
 	while (p) {
 		end = p + strcspn(p, ",");
 		snprintf(ns, sizeof(ns), "%.*s", (int)(end - p), p);
-		ret = pods_of(o, ns, pods, &n, MAX_TARGETS, err, errlen);
+		ret = pods_of(o, ns, &deadline, pods, &n, MAX_TARGETS, err, errlen);
 		if (ret)
 			return ret;
 		p = *end ? end + 1 : NULL;

@@ -15,7 +15,9 @@
 # are in the answer too and must be left alone.
 # Last, --k8s-namespace web,shop: the agent asks each namespace's list
 # (GET /api/v1/namespaces/NS/pods, what a Role there allows), never the
-# cluster's, and leaves a selected pod of another namespace alone.
+# cluster's, and leaves a selected pod of another namespace alone; with
+# three namespaces whose lists take 4 s each, one ask still takes at most
+# 5 s in all, so the loop keeps ticking (`health --max-age 8` holds).
 . "$(dirname "$0")/../lib/common.sh"
 PORT=18320 API=18321
 U1=11111111-2222-3333-4444-555555555555 # nginx pod (systemd layout)
@@ -32,8 +34,8 @@ on_exit 'cg_remove "$P1"; cg_remove "$P2"'
 # The stand-in API: pods from $TMP/pods.json, filtered as the API would
 # by the label and field selectors the agent sends (and those must be ours).
 cat >"$TMP/api.py" <<'PY'
-import json, sys, urllib.parse
-from http.server import BaseHTTPRequestHandler, HTTPServer
+import json, sys, time, urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 port, pods_file, log = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 class H(BaseHTTPRequestHandler):
     def do_GET(self):
@@ -46,6 +48,8 @@ class H(BaseHTTPRequestHandler):
         if (u.path != "/api/v1/pods" and ns is None) or \
                 q.get("labelSelector") != ["app.kubernetes.io/name=nginx"]:
             self.send_response(400); self.end_headers(); return
+        if ns and ns.startswith("slow"):
+            time.sleep(4)  # an API server under load
         node = q.get("fieldSelector", [""])[0].removeprefix("spec.nodeName=")
         pods = json.load(open(pods_file))
         items = [p for p in pods if p["spec"]["nodeName"] == node and
@@ -56,7 +60,7 @@ class H(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
     def log_message(self, *a): pass
-HTTPServer(("127.0.0.1", port), H).serve_forever()
+ThreadingHTTPServer(("127.0.0.1", port), H).serve_forever()
 PY
 pod() { # pod UID NAME NODE PHASE [NAMESPACE]
 	printf '{"metadata":{"uid":"%s","name":"%s","namespace":"%s"},"spec":{"nodeName":"%s"},"status":{"phase":"%s"}}' \
@@ -128,4 +132,21 @@ grep -q '^/api/v1/namespaces/web/pods?' "$TMP/api.log" &&
 ok "asked /api/v1/namespaces/{web,shop}/pods"
 ! grep -q '^/api/v1/pods' "$TMP/api.log" || fail "the agent asked for every namespace's pods"
 ok "never asked for every namespace's pods"
+agent_stop || fail "agent did not exit 0"
+
+# a slow API: 3 x 4 s of lists would stall the loop 12 s (past the guard's
+# 15 s heartbeat with the next tick's work, and the liveness probe's age);
+# one ask takes at most 5 s in all
+agent_start --k8s-selector app.kubernetes.io/name=nginx --k8s-node node-a \
+	--k8s-api http://127.0.0.1:$API --k8s-namespace web,slowa,slowb,slowc
+for _ in $(seq 1 24); do
+	"$AGENT" health --max-age 8 >"$TMP/health" 2>&1 ||
+		fail "the loop stalled behind the slow API: $(cat "$TMP/health")"
+	sleep 0.5
+done
+ok "health --max-age 8 held for 12 s while each namespace's list took 4 s"
+grep -q "k8s: GET http://127.0.0.1:$API" "$TMP/agent.err" ||
+	fail "no word in the log about the slow API: $(tail -n 3 "$TMP/agent.err")"
+ok "the log says the API was too slow"
+assert_eq "$(paths)" "" "an ask that did not finish attaches nothing (not half an answer)"
 agent_stop || fail "agent did not exit 0"
