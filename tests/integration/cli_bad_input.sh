@@ -72,6 +72,10 @@ expect 2 'max-sockets && 16777217' "--max-sockets past the limit" \
 expect 2 'resets && bpf && iter && sock_diag' "--resets bpf" "$AGENT" run --resets bpf -c "$CG"
 expect 2 'unread-scan && poll && iter && watch' "--unread-scan poll" \
 	"$AGENT" run --unread-scan poll -c "$CG"
+expect 2 "max-age && ' 5'" "health --max-age ' 5'" "$AGENT" health --max-age ' 5'
+expect 2 "max-age && \\+5" "health --max-age +5" "$AGENT" health --max-age +5
+expect 2 "k8s-namespace && We/b" "--k8s-namespace We/b" "$AGENT" run --k8s-selector a=b \
+	--k8s-node n --k8s-api http://127.0.0.1:1 --k8s-namespace We/b
 
 log "--- runtime errors: exit 1"
 expect 1 '/nonexistent-ngx-sockmap' "path that does not exist" \
