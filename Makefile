@@ -70,10 +70,12 @@ $(BUILD) $(BUILD)/agent:
 
 # Test helpers: small C programs the integration tests drive.
 TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(wildcard tests/tools/*.c))
+# splicekit --io-uring and uringkit: liburing (scripts/deps.sh)
+$(BUILD)/tools/splicekit $(BUILD)/tools/uringkit: TOOL_LIBS = -luring
 $(BUILD)/tools/%: tests/tools/%.c tests/tools/toolkit.h
 	$(Q)mkdir -p $(dir $@)
 	@echo "  CC      $@"
-	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror $< -o $@ -lpthread
+	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror $< -o $@ -lpthread $(TOOL_LIBS)
 
 UNITS := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(wildcard tests/unit/*.c))
 $(BUILD)/unit/%: tests/unit/%.c tests/unit/check.h bpf/*.h agent/*.h $(AGENT_OBJS)

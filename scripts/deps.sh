@@ -6,7 +6,7 @@
 set -eu
 [ "$(id -u)" = 0 ] || { echo "make deps installs packages: run it as root (sudo make deps)" >&2; exit 1; }
 
-PKGS="clang-19 llvm-19 libelf-dev zlib1g-dev libjson-c-dev libmicrohttpd-dev libcurl4-openssl-dev pkg-config make gcc
+PKGS="clang-19 llvm-19 libelf-dev zlib1g-dev libjson-c-dev libmicrohttpd-dev libcurl4-openssl-dev liburing-dev pkg-config make gcc
       nginx wrk curl iproute2 python3 procps util-linux kmod prometheus
       systemd man-db tcpdump"
 # systemd for systemd-analyze (systemd_unit_verify.sh: the unit, in CI; no

@@ -14,6 +14,8 @@
 # Then a stale mark (a sender's thread marked as inside an urgent send by
 # an exit hook that never ran, planted with bpftool) must not make its
 # next ordinary sends urgent: they are redirected, the mark cleared.
+# Each tier also sends the sequence through io_uring (IORING_OP_SEND),
+# which enters no send*(2) syscall: the same outcomes are required.
 # Last, oob_senders full (1024 marks planted): the guard fails closed, the
 # reader again sees what TCP gives or a reset, oob_untracked counts it.
 . "$(dirname "$0")/../lib/common.sh"
@@ -56,17 +58,20 @@ print(int.from_bytes(bytes(int(b, 16) for b in v), "little") if isinstance(v, li
 	done
 }
 
-# probe NAME [plain]: one run of the sequence, results in $TMP/NAME/*.json;
-# plain: the plain-sender, with a stale mark planted on its thread
+# probe NAME [plain|uring]: one run of the sequence, results in
+# $TMP/NAME/*.json; plain: the plain-sender, with a stale mark planted on
+# its thread; uring: the same sends through io_uring (tests/tools/uringkit)
 probe() {
 	local d=$TMP/$1 mode=sender
+	local send=(python3 "$PY")
 	[ "${2:-}" = plain ] && mode=plain-sender
+	[ "${2:-}" = uring ] && mode=oob-sender send=("$TOOLS/uringkit")
 	mkdir -p "$d"
 	cg_exec "$CS" python3 "$PY" reader "$d" >"$d/reader.log" 2>&1 &
 	PID[$1]=$!
 	on_exit "kill ${PID[$1]}"
 	wait_file "$d/reader.port" "$1: reader listening"
-	cg_exec "$CC" timeout 30 python3 "$PY" $mode "$(cat "$d/reader.port")" "$d" \
+	cg_exec "$CC" timeout 30 "${send[@]}" $mode "$(cat "$d/reader.port")" "$d" \
 		>"$d/sender.log" 2>&1 &
 	PID[$1.s]=$!
 	if [ $mode = plain-sender ]; then
@@ -142,6 +147,11 @@ for ((h = 0; h < ${#TIERS_TODO[@]}; h++)); do
 	log "pairs +$((p1 - p0)), resets.oob before: $r0"
 	assert_ge $((p1 - p0)) 1 "the tracked sender and reader paired"
 	check_urgent "$T" "$TIER" "$r0"
+
+	# the same sends through io_uring: no send*(2) syscall to see
+	r0=$(stat_get resets.oob)
+	probe uring-$hooks uring
+	check_urgent "$TMP/uring-$hooks" "io_uring sends ($TIER)" "$r0"
 
 	# a mark whose exit hook never ran: the thread's next send without
 	# MSG_OOB clears it, and is redirected as any other

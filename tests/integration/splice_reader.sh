@@ -11,7 +11,9 @@
 # hang).  resets.splice counts the reset ones, and connections started
 # after the first reset on a port complete (the agent learned).  Then the
 # same with a server that reads its first 1000 bytes with recv() and
-# switches to splice.  Plain TCP (no agent) is run first: every connection
+# switches to splice, and with one that splices through io_uring
+# (IORING_OP_SPLICE: no splice(2) syscall; the tracepoint tier sees it at
+# io_uring_submit_req).  Plain TCP (no agent) is run first: every connection
 # completes there.  Once per tier (common.sh tiers): what the host gives
 # (fentry or tracepoints; iter/tcp or sock_diag resets) and the weakest
 # of each forced (tracepoints, sock_diag).
@@ -130,9 +132,11 @@ for ((h = 0; h < ${#TIERS_TODO[@]}; h++)); do
 	agent_start -c "$CS" -c "$CC" $(tier_args "${TIERS_TODO[h]}")
 	tier_check "${TIERS_TODO[h]}"
 	hooks=${TIER//\//-}
-	for v in splice:"splice reader" mixed:"recv() then splice reader"; do
+	for v in splice:"splice reader" mixed:"recv() then splice reader" \
+		uring:"io_uring splice reader"; do
 		name=${v%%:*}-$hooks label="${v#*:} ($TIER)" args=()
 		[[ $name = mixed* ]] && args=(--recv-first 1000)
+		[[ $name = uring* ]] && args=(--io-uring)
 		st p0 pairs
 		r0=$(stat_get resets.splice 2>/dev/null || echo missing)
 		run $name "${args[@]}"

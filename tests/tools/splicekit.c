@@ -10,7 +10,7 @@
  * redirected connection waits forever: that is what this tool measures.
  *
  *   splicekit server --listen ADDR:PORT --ready-file F --out F
- *                    [--conns N] [--recv-first K] [--timeout S]
+ *                    [--conns N] [--recv-first K] [--timeout S] [--io-uring]
  *   splicekit client --connect ADDR:PORT --out F [--conns N] [--parallel P]
  *                    [--bytes N] [--seed S] [--timeout S]
  *
@@ -19,7 +19,10 @@
  * port), then waits for the server's 16-byte ack ("SPOK", port, bytes
  * read).  The server reads the first --recv-first bytes with recv(), the
  * rest with splice(socket -> pipe) and read(pipe), checks every byte,
- * acks, waits for the client's EOF and closes.
+ * acks, waits for the client's EOF and closes.  --io-uring splices
+ * through io_uring (IORING_OP_SPLICE, one ring per connection) instead of
+ * the syscall: what a reader built on io_uring does, which the splice(2)
+ * tracepoint never sees.
  *
  * Both ends write one line per connection to --out, keyed by the client's
  * port (so the test joins the two views):
@@ -38,6 +41,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <liburing.h>
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -67,6 +71,7 @@ struct opts {
 	unsigned conns, parallel;
 	uint64_t bytes, seed, recv_first;
 	double timeout;
+	bool io_uring;
 };
 
 static struct opts o = {
@@ -145,9 +150,45 @@ static void conn_errno(struct conn *c, int err, const char *what)
 struct srv_conn {
 	struct conn c;
 	int pipe[2];
+	struct io_uring ring; /* --io-uring */
+	bool has_ring;
 	uint64_t off; /* stream offset: header + payload */
 	pthread_t th;
 };
+
+/* splice(2)'s result, through io_uring: one SQE, its CQE (the op runs in
+ * an io-wq worker: splice has no inline non-blocking path).  >= 0 or -1
+ * with errno set, as the syscall. */
+static ssize_t uring_splice(struct srv_conn *s, size_t len, unsigned int flags)
+{
+	struct io_uring_sqe *sqe;
+	struct io_uring_cqe *cqe;
+	int ret;
+
+	sqe = io_uring_get_sqe(&s->ring);
+	if (!sqe) {
+		errno = EBUSY;
+		return -1;
+	}
+	io_uring_prep_splice(sqe, s->c.fd, -1, s->pipe[1], -1, len, flags);
+	ret = io_uring_submit_and_wait(&s->ring, 1);
+	if (ret < 0) {
+		errno = -ret;
+		return -1;
+	}
+	ret = io_uring_peek_cqe(&s->ring, &cqe);
+	if (ret) {
+		errno = -ret;
+		return -1;
+	}
+	ret = cqe->res;
+	io_uring_cqe_seen(&s->ring, cqe);
+	if (ret < 0) {
+		errno = -ret;
+		return -1;
+	}
+	return ret;
+}
 
 /*
  * Read up to len stream bytes into buf: recv() while the offset is below
@@ -165,8 +206,9 @@ static ssize_t srv_read(struct srv_conn *s, uint8_t *buf, size_t len)
 		if (use_recv) {
 			n = recv(s->c.fd, buf, len, MSG_DONTWAIT);
 		} else {
-			n = splice(s->c.fd, NULL, s->pipe[1], NULL, len,
-				   SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+			n = o.io_uring ? uring_splice(s, len, SPLICE_F_NONBLOCK | SPLICE_F_MOVE)
+				       : splice(s->c.fd, NULL, s->pipe[1], NULL, len,
+						SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
 			if (n > 0) {
 				/* empty the pipe into buf: it held nothing before */
 				for (got = 0; got < n;) {
@@ -232,6 +274,14 @@ static void *srv_conn_thread(void *arg)
 		conn_errno(&s->c, errno, "pipe2");
 		goto out;
 	}
+	if (o.io_uring) {
+		err = io_uring_queue_init(4, &s->ring, 0);
+		if (err) {
+			conn_errno(&s->c, -err, "io_uring_queue_init");
+			goto out;
+		}
+		s->has_ring = true;
+	}
 	err = srv_read_full(s, hdr, HDR_LEN);
 	if (err) {
 		srv_fail(s, err, "header");
@@ -280,6 +330,8 @@ out:
 		close(s->pipe[0]);
 		close(s->pipe[1]);
 	}
+	if (s->has_ring)
+		io_uring_queue_exit(&s->ring);
 	return NULL;
 }
 
@@ -493,7 +545,7 @@ int main(int argc, char **argv)
 		{ "listen", 1, 0, 'l' }, { "connect", 1, 0, 'c' }, { "out", 1, 0, 'o' },
 		{ "ready-file", 1, 0, 'r' }, { "conns", 1, 0, 'n' }, { "parallel", 1, 0, 'p' },
 		{ "bytes", 1, 0, 'b' }, { "seed", 1, 0, 's' }, { "timeout", 1, 0, 't' },
-		{ "recv-first", 1, 0, 'f' }, { 0 },
+		{ "recv-first", 1, 0, 'f' }, { "io-uring", 0, 0, 'u' }, { 0 },
 	};
 	struct sigaction sa = { .sa_handler = on_signal };
 	int c;
@@ -513,6 +565,7 @@ int main(int argc, char **argv)
 		case 's': o.seed = parse_num(optarg); break;
 		case 't': o.timeout = strtod(optarg, NULL); break;
 		case 'f': o.recv_first = parse_num(optarg); break;
+		case 'u': o.io_uring = true; break;
 		default: die("unknown option");
 		}
 	}
