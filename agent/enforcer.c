@@ -83,6 +83,14 @@ int enforcer_plan(enum reset_mech resets, enum unread_mech unread, struct enforc
 static void push_request(struct enforcer *e, const struct reset_request *r)
 {
 	struct reset_ask *v;
+	size_t i;
+
+	/* one connection asked for twice in one wake-up (the guard's io_uring
+	 * hook and msg_redirect both see an urgent send): ended and counted
+	 * once, as the first asked */
+	for (i = 0; i < e->n_pending; i++)
+		if (e->pending[i].cookie == r->cookie)
+			return;
 
 	if (e->n_pending == e->cap_pending) {
 		size_t cap = e->cap_pending ? 2 * e->cap_pending : 256;

@@ -47,7 +47,22 @@ static int hook_progs(const struct guard *g, enum guard_hooks hooks, struct bpf_
 	out[n++] = s->progs.sendto_enter;
 	out[n++] = s->progs.sendmsg_enter;
 	out[n++] = s->progs.sendmmsg_enter;
+	out[n++] = s->progs.uring_enter_exit;
+	out[n++] = s->progs.uring_submit;
 	return n;
+}
+
+/* io_uring's hooks (the tracepoint set's last two): a kernel built
+ * without io_uring has neither its tracepoint nor its syscall, and
+ * nothing to guard there. */
+static bool uring_hook(const struct guard *g, const struct bpf_program *p)
+{
+	return p == g->skel->progs.uring_submit || p == g->skel->progs.uring_enter_exit;
+}
+
+static bool kernel_has_uring(void)
+{
+	return !access("/sys/kernel/tracing/events/io_uring/io_uring_submit_req", F_OK);
 }
 
 /* The tag of the data plane's loaded msg_redirect, by which the guard
@@ -80,6 +95,7 @@ static int load_with(struct guard *g, const struct bpf_object *dataplane, enum g
 	err = msg_redirect_tag(dataplane, &g->skel->rodata->msg_redirect_tag);
 	if (err)
 		return err;
+	g->skel->rodata->uring_splice = g->splice;
 	g->hooks = hooks;
 	for (k = 0; k < 2; k++) {
 		if (sets[k] == hooks)
@@ -245,6 +261,8 @@ int guard_arm(struct guard *g)
 	/* where splice(2) sees redirected bytes (selftest: splice_read), a
 	 * splicing reader needs nothing */
 	for (i = g->splice ? 0 : 1; i < n; i++) {
+		if (uring_hook(g, progs[i]) && !kernel_has_uring())
+			continue;
 		g->hook_links[g->n_hooks] = bpf_program__attach(progs[i]);
 		if (!g->hook_links[g->n_hooks]) {
 			err = -errno;

@@ -31,7 +31,7 @@ enum guard_hooks {
 };
 extern const char *const guard_hooks_names[GUARD_HOOKS__MAX];
 
-#define GUARD_MAX_HOOKS 8
+#define GUARD_MAX_HOOKS 12
 
 struct guard {
 	struct guard_bpf *skel;

@@ -35,11 +35,12 @@
  *                   (ours, or another sockmap user's) run them.  Needs
  *                   BPF trampolines, which some hosts refuse (EPERM; this
  *                   development host, which also has no kprobes).
- *   tracepoints     on the splice and send* syscalls: load everywhere, but
- *                   while one is attached every syscall of every task on
- *                   the host takes the slow entry path (kernel/tracepoint.c
+ *   tracepoints     on the splice and send* syscalls, and io_uring's
+ *                   submissions: load everywhere, but while one is
+ *                   attached every syscall of every task on the host takes
+ *                   the slow entry path (kernel/tracepoint.c
  *                   syscall_regfunc sets SYSCALL_TRACEPOINT on all
- *                   threads), and only syscalls are seen (not io_uring).
+ *                   threads).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -231,6 +232,76 @@ int sendmsg_exit(void *ctx)
 
 SEC("tracepoint/syscalls/sys_exit_sendmmsg")
 int sendmmsg_exit(void *ctx)
+{
+	oob_exit();
+	return 0;
+}
+
+/*
+ * io_uring: its splices and sends never enter the splice and send*
+ * syscalls, so the tracepoints above would not see them (fentry does:
+ * io_uring ends in tcp_splice_read() and tcp_bpf_sendmsg() as well).
+ * io_uring_submit_req fires for each request after its prep, before its
+ * first issue (io_uring/io_uring.c io_submit_sqe): the fds are known
+ * there, in the submitting task (the SQPOLL thread shares its files).
+ *   IORING_OP_SPLICE from one of ours: as splice(2), ask for a reset.
+ *   IORING_OP_SEND*, SENDMSG* with MSG_OOB on one of ours: mark the task
+ *   as a send(2) would (the first issue runs inline, in this task, right
+ *   after: msg_redirect sees the mark), and ask for a reset: a send that
+ *   could not go inline is retried later by an io-wq worker or task work,
+ *   which carries no mark, so the connection must end (resets{oob}).
+ * A registered ("fixed") file has no fd to resolve here: such a request
+ * is not seen (README, Limits).  Each op's struct is the request's
+ * command area (io_kiocb_to_cmd: &req->cmd).
+ */
+#define SPLICE_F_FD_IN_FIXED (1U << 31) /* include/uapi/linux/io_uring.h */
+const volatile bool uring_splice = true; /* false where splice(2) reads redirected bytes */
+
+static __always_inline void *uring_cmd(struct io_kiocb *req)
+{
+	return (void *)req + bpf_core_field_offset(struct io_kiocb, cmd);
+}
+
+SEC("tracepoint/io_uring/io_uring_submit_req")
+int uring_submit(struct trace_event_raw_io_uring_submit_req *ctx)
+{
+	struct io_kiocb *req = ctx->req;
+	struct io_splice *sp;
+	struct io_sr_msg *sr;
+	struct sock *sk;
+	__u8 op;
+
+	if (!bpf_core_type_exists(struct io_kiocb) || !bpf_core_type_exists(struct io_splice) ||
+	    !bpf_core_type_exists(struct io_sr_msg))
+		return 0;
+	op = BPF_CORE_READ(req, opcode);
+	if (op == IORING_OP_SPLICE) {
+		sp = uring_cmd(req);
+		if (!uring_splice || (BPF_CORE_READ(sp, flags) & SPLICE_F_FD_IN_FIXED))
+			return 0;
+		spliced_socket(our_socket_of_fd(BPF_CORE_READ(sp, splice_fd_in)));
+		return 0;
+	}
+	if (op != IORING_OP_SEND && op != IORING_OP_SENDMSG && op != IORING_OP_SEND_ZC &&
+	    op != IORING_OP_SENDMSG_ZC)
+		return 0;
+	sr = uring_cmd(req);
+	if (!(BPF_CORE_READ(sr, msg_flags) & MSG_OOB)) {
+		oob_enter(0); /* a send without: unmarks, as send(2) does */
+		return 0;
+	}
+	sk = our_socket_of_fd(BPF_CORE_READ(req, cqe.fd));
+	if (!sk)
+		return 0;
+	oob_enter(MSG_OOB);
+	request_reset(BPF_CORE_READ(sk, __sk_common.skc_cookie.counter), 0, RS_OOB, NULL);
+	return 0;
+}
+
+/* the submitter's marks end with its io_uring_enter, as a send's with its
+ * syscall */
+SEC("tracepoint/syscalls/sys_exit_io_uring_enter")
+int uring_enter_exit(void *ctx)
 {
 	oob_exit();
 	return 0;
