@@ -250,11 +250,13 @@ int sendmmsg_exit(void *ctx)
  *   after: msg_redirect sees the mark), and ask for a reset: a send that
  *   could not go inline is retried later by an io-wq worker or task work,
  *   which carries no mark, so the connection must end (resets{oob}).
- * A registered ("fixed") file has no fd to resolve here: such a request
- * is not seen (README, Limits).  Each op's struct is the request's
+ * A registered ("fixed") file has no fd to resolve here: an urgent send
+ * on one marks the task only, and a splice from one is not seen (README,
+ * Limits).  Each op's struct is the request's
  * command area (io_kiocb_to_cmd: &req->cmd).
  */
 #define SPLICE_F_FD_IN_FIXED (1U << 31) /* include/uapi/linux/io_uring.h */
+#define IOSQE_FIXED_FILE     (1U << 0)
 const volatile bool uring_splice = true; /* false where splice(2) reads redirected bytes */
 
 static __always_inline void *uring_cmd(struct io_kiocb *req)
@@ -288,6 +290,15 @@ int uring_submit(struct trace_event_raw_io_uring_submit_req *ctx)
 	sr = uring_cmd(req);
 	if (!(BPF_CORE_READ(sr, msg_flags) & MSG_OOB)) {
 		oob_enter(0); /* a send without: unmarks, as send(2) does */
+		return 0;
+	}
+	/* a registered file: cqe.fd is an index into the ring's table, not
+	 * an fd of the task (io_init_req; REQ_F_FIXED_FILE is bit 0, as
+	 * IOSQE_FIXED_FILE).  Its socket is not known here: mark the task
+	 * all the same, for the inline issue (a mark costs a send that is
+	 * not ours nothing: only msg_redirect reads it) */
+	if (ctx->flags & IOSQE_FIXED_FILE) {
+		oob_enter(MSG_OOB);
 		return 0;
 	}
 	sk = our_socket_of_fd(BPF_CORE_READ(req, cqe.fd));

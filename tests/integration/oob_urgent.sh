@@ -58,20 +58,23 @@ print(int.from_bytes(bytes(int(b, 16) for b in v), "little") if isinstance(v, li
 	done
 }
 
-# probe NAME [plain|uring]: one run of the sequence, results in
-# $TMP/NAME/*.json; plain: the plain-sender, with a stale mark planted on
-# its thread; uring: the same sends through io_uring (tests/tools/uringkit)
+# probe NAME [plain|uring|uring-fixed]: one run of the sequence, results
+# in $TMP/NAME/*.json; plain: the plain-sender, with a stale mark planted
+# on its thread; uring: the same sends through io_uring
+# (tests/tools/uringkit); uring-fixed: on the socket as a registered file
 probe() {
 	local d=$TMP/$1 mode=sender
 	local send=(python3 "$PY")
 	[ "${2:-}" = plain ] && mode=plain-sender
 	[ "${2:-}" = uring ] && mode=oob-sender send=("$TOOLS/uringkit")
+	local extra=()
+	[ "${2:-}" = uring-fixed ] && mode=oob-sender send=("$TOOLS/uringkit") extra=(--fixed)
 	mkdir -p "$d"
 	cg_exec "$CS" python3 "$PY" reader "$d" >"$d/reader.log" 2>&1 &
 	PID[$1]=$!
 	on_exit "kill ${PID[$1]}"
 	wait_file "$d/reader.port" "$1: reader listening"
-	cg_exec "$CC" timeout 30 "${send[@]}" $mode "$(cat "$d/reader.port")" "$d" \
+	cg_exec "$CC" timeout 30 "${send[@]}" $mode "$(cat "$d/reader.port")" "$d" "${extra[@]}" \
 		>"$d/sender.log" 2>&1 &
 	PID[$1.s]=$!
 	if [ $mode = plain-sender ]; then
@@ -152,6 +155,10 @@ for ((h = 0; h < ${#TIERS_TODO[@]}; h++)); do
 	r0=$(stat_get resets.oob)
 	probe uring-$hooks uring
 	check_urgent "$TMP/uring-$hooks" "io_uring sends ($TIER)" "$r0"
+	# and on a registered file: the request names no fd
+	r0=$(stat_get resets.oob)
+	probe uringfix-$hooks uring-fixed
+	check_urgent "$TMP/uringfix-$hooks" "io_uring sends, registered file ($TIER)" "$r0"
 
 	# a mark whose exit hook never ran: the thread's next send without
 	# MSG_OOB clears it, and is redirected as any other

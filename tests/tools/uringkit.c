@@ -5,15 +5,17 @@
  * enters no send*(2) syscall, so the guard's syscall tracepoints never
  * see its MSG_OOB; the tracepoint tier watches io_uring_submit_req.
  *
- *   uringkit oob-sender PORT DIR
+ *   uringkit oob-sender PORT DIR [--fixed]
  *
  * Connects to 127.0.0.1:PORT and sends, 50 ms apart: "hello", "abc" with
  * MSG_OOB, "world", "XY" with MSG_OOB, "tail"; then shutdown(SHUT_WR).
  * Writes DIR/sender.json as oob_probe.py does ({"sends": [each send's
  * count or "error:NAME", "shutdown:ok" or "shutdown:error:NAME"]}), then
  * DIR/sender.done, and keeps the socket open until DIR/reader.json
- * appears (10 s at most).  Exit 0 when the file was written, 2 on bad
- * usage, 1 otherwise.
+ * appears (10 s at most).  --fixed registers the socket with the ring and
+ * sends on it as a registered file (IOSQE_FIXED_FILE): the request names
+ * an index into the ring's table, not an fd.  Exit 0 when the file was
+ * written, 2 on bad usage, 1 otherwise.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -42,6 +44,8 @@ static void sleep_ms(long ms)
 	nanosleep(&t, NULL);
 }
 
+static bool fixed; /* --fixed: fd 0 of the ring's registered files */
+
 /* One send through the ring: its CQE's res (bytes, or -errno). */
 static int uring_send(struct io_uring *ring, int fd, const char *data, int flags)
 {
@@ -51,7 +55,9 @@ static int uring_send(struct io_uring *ring, int fd, const char *data, int flags
 
 	if (!sqe)
 		return -EBUSY;
-	io_uring_prep_send(sqe, fd, data, strlen(data), flags);
+	io_uring_prep_send(sqe, fixed ? 0 : fd, data, strlen(data), flags);
+	if (fixed)
+		sqe->flags |= IOSQE_FIXED_FILE;
 	ret = io_uring_submit_and_wait(ring, 1);
 	if (ret < 0)
 		return ret;
@@ -85,9 +91,10 @@ int main(int argc, char **argv)
 	struct stat st;
 	int fd, ret;
 
-	if (argc != 4 || strcmp(argv[1], "oob-sender") || atoi(argv[2]) <= 0 ||
+	fixed = argc == 5 && !strcmp(argv[4], "--fixed");
+	if ((argc != 4 && !fixed) || strcmp(argv[1], "oob-sender") || atoi(argv[2]) <= 0 ||
 	    atoi(argv[2]) > 65535) {
-		fprintf(stderr, "usage: uringkit oob-sender PORT DIR\n");
+		fprintf(stderr, "usage: uringkit oob-sender PORT DIR [--fixed]\n");
 		return 2;
 	}
 	a.sin_port = htons(atoi(argv[2]));
@@ -100,6 +107,13 @@ int main(int argc, char **argv)
 	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a))) {
 		fprintf(stderr, "uringkit: connect: %s\n", strerror(errno));
 		return 1;
+	}
+	if (fixed) {
+		ret = io_uring_register_files(&ring, &fd, 1);
+		if (ret) {
+			fprintf(stderr, "uringkit: io_uring_register_files: %s\n", strerror(-ret));
+			return 1;
+		}
 	}
 	len = snprintf(json, sizeof(json), "{\"sends\": [");
 	for (i = 0; i < sizeof(sends) / sizeof(sends[0]); i++) {
