@@ -144,8 +144,9 @@ static error_t health_parse(int key, char *arg, struct argp_state *state)
 	if (key != 'a')
 		return cli_parse_common(key, arg, state);
 	errno = 0;
-	v = *arg >= '0' && *arg <= '9' ? strtoul(arg, &end, 10) : 0; /* not " 5", "+5" */
-	if (!v || errno || *end || v > 3600)
+	v = strtoul(arg, &end, 10);
+	/* digits only: strtoul() takes " 5" and "+5" too */
+	if (*arg < '0' || *arg > '9' || errno || *end || v < 1 || v > 3600)
 		usage_error(state, "--max-age: '%s' is not a number of seconds from 1 to 3600", arg);
 	o->max_age = v;
 	return 0;

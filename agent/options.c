@@ -269,10 +269,10 @@ int run_opt_set(struct run_opts *o, int key, const char *arg, char *err, size_t 
 		*(uint64_t *)field = size;
 		break;
 	case K_COUNT:
-		/* digits only: strtoul() would take " 30", "+30" and "-1" */
 		errno = 0;
-		n = *arg >= '0' && *arg <= '9' ? strtoul(arg, &end, 10) : (end = (char *)arg, 0);
-		if (!*arg || *end || errno || n > s->max)
+		n = strtoul(arg, &end, 10);
+		/* digits only: strtoul() takes " 30", "+30" and "-1" too */
+		if (*arg < '0' || *arg > '9' || *end || errno || n > s->max)
 			return fail(err, errlen, "--%s: '%s' is not %s (0-%lu)", s->name, arg, s->what,
 				    s->max);
 		*(unsigned int *)field = n;
