@@ -33,10 +33,13 @@ log "agent killed with SIGKILL, wrk goes on"
 wait "$wrk_pid" || fail_diag "wrk exited $?: $(cat "$TMP/wrk.out")"
 cat "$TMP/wrk.out"
 reqs=$(sed -n 's/^ *\([0-9]*\) requests in .*/\1/p' "$TMP/wrk.out")
-# a stall (FIONREAD blind to redirected bytes) completes next to none; the
-# floor is divided by the test time scale: 828 in 8 s on 7.3 under TCG
-# with two VMs on two CPUs, thousands on a host
-assert_ge "${reqs:-0}" $((1000 / ${NGX_SOCKMAP_TEST_TIMEOUT_SCALE:-1})) "wrk requests completed"
+# A stall (FIONREAD blind to redirected bytes) completes next to none, and
+# wrk counts a request that never completes as nothing at all, not as a
+# timeout (a server that never answers: 0 requests, no socket errors).
+# The floor is a count, not a rate, 4 requests per connection: a rate
+# is a timing, and timings belong in bench/.  Under TCG beside
+# `make test` wrk completed 248 in 8 s (7.3 alone 828), thousands on a host.
+assert_ge "${reqs:-0}" 64 "wrk requests completed (16 connections, 4 each)"
 grep -q 'Socket errors' "$TMP/wrk.out" &&
 	fail_diag "wrk across kill -9: $(grep 'Socket errors' "$TMP/wrk.out")"
 ok "wrk across kill -9: zero socket errors"
