@@ -4,6 +4,8 @@
 # and a compose project that is brought down again.
 #
 #   compose_setup PROJECT SUBNET   daemon, compose command, BASE_IMAGE, builds
+#   images_lock / images_unlock    one image build at a time in this tree
+#                                  (scripts/compose-images.sh builds ahead)
 #   compose_up [SERVICE...]        up -d (all, with the bench profile)
 #   cid SERVICE                    container id of a running service
 #   agent_json                     `ngx-sockmap status --json` of the agent
@@ -20,7 +22,22 @@ COMPOSE_ERR=
 DOCKERD_STARTED=
 COMPOSE_PROJECT=
 # compose/build output, kept for the message of a failure
-COMPOSE_LOG=$NSM_TOP/build/compose.log
+COMPOSE_LOG=${COMPOSE_LOG:-$NSM_TOP/build/compose.log}
+IMAGES_LOCK_FD=
+
+# Image builds of this tree take turns: .ci/run builds the compose images
+# (scripts/compose-images.sh) while the tests before the compose test run,
+# and that test then waits for them here instead of building them too.
+images_lock() {
+	mkdir -p "$NSM_TOP/build"
+	exec {IMAGES_LOCK_FD}>>"$NSM_TOP/build/.images.lock"
+	flock "$IMAGES_LOCK_FD"
+}
+images_unlock() {
+	[ -n "$IMAGES_LOCK_FD" ] || return 0
+	exec {IMAGES_LOCK_FD}>&-
+	IMAGES_LOCK_FD=
+}
 
 # docker compose v2 when the plugin is there, else docker-compose 1.29
 # (Debian 12 packages no v2).  The file works with both.
@@ -72,7 +89,8 @@ compose_setup() { # compose_setup PROJECT SUBNET
 	COMPOSE_NAME=$c
 	read -r -a COMPOSE <<<"$c"
 	COMPOSE+=(-f "$NSM_TOP/docker-compose.yml" -p "$COMPOSE_PROJECT" --profile bench)
-	compose_base_image || return 1
+	images_lock
+	compose_base_image || { images_unlock; return 1; }
 	export BASE_IMAGE
 	export NGX_SOCKMAP_SUBNET=$2
 	NGX_SOCKMAP_VERSION=$(git -C "$NSM_TOP" describe --always --dirty 2>/dev/null || echo unknown)
@@ -80,9 +98,11 @@ compose_setup() { # compose_setup PROJECT SUBNET
 	# Images are kept (ngx-sockmap/*:compose): a rebuild with nothing
 	# changed takes seconds, a cold one minutes.
 	if ! "${COMPOSE[@]}" build -q >>"$COMPOSE_LOG" 2>&1; then
+		images_unlock
 		COMPOSE_ERR="image build failed (log: $COMPOSE_LOG): $(grep -v '^ *$' "$COMPOSE_LOG" | tail -n 1)"
 		return 1
 	fi
+	images_unlock
 	return 0
 }
 

@@ -39,12 +39,14 @@ deploy_image() {
 	DOCKERD_STARTED=$("$TOP/scripts/docker-up.sh" 2>"$TMP/docker-up.err") ||
 		skip "no Docker daemon: $(tail -n 1 "$TMP/docker-up.err")"
 	on_exit deploy_docker_down
+	images_lock
 	compose_base_image || fail "$COMPOSE_ERR"
 	docker build -q -f "$TOP/docker/agent.Dockerfile" \
 		--build-arg BASE_IMAGE="$BASE_IMAGE" \
 		--build-arg NGX_SOCKMAP_VERSION="$(git -C "$TOP" describe --always --dirty 2>/dev/null || echo unknown)" \
 		-t "$IMAGE" "$TOP" >"$TMP/build.log" 2>&1 ||
 		fail "image build failed: $(grep -v '^ *$' "$TMP/build.log" | tail -n 3)"
+	images_unlock
 	ok "image $IMAGE built from docker/agent.Dockerfile (base $BASE_IMAGE)"
 }
 deploy_docker_down() {
