@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -112,8 +114,9 @@ static int load_with(struct guard *g, const struct bpf_object *dataplane, enum g
 /* Loaded and attached once: a refusal at attach (fentry: an ftrace user
  * with IPMODIFY on the function, an LSM; tracepoints: no tracefs and no
  * right to mount it) must make auto fall back too, not fail later.  The
- * fentry hooks stay attached (they never idle, guard_arming.h); the
- * tracepoints are detached again until armed. */
+ * hooks stay attached: arming_start() arms at once (guard_arming.c), and
+ * detaching the tracepoints here to attach them again there cost 0.6 s
+ * of every start (destroy_links()). */
 static int hooks_that_attach(struct guard *g, const struct bpf_object *dataplane,
 			     enum guard_hooks hooks)
 {
@@ -126,8 +129,6 @@ static int hooks_that_attach(struct guard *g, const struct bpf_object *dataplane
 		g->skel = NULL;
 		return err;
 	}
-	if (hooks == GUARD_HOOKS_TRACEPOINTS)
-		guard_disarm(g);
 	return 0;
 }
 
@@ -276,12 +277,37 @@ int guard_arm(struct guard *g)
 	return 0;
 }
 
-void guard_disarm(struct guard *g)
+static void *destroy_link(void *link)
 {
+	bpf_link__destroy(link);
+	return NULL;
+}
+
+/* Each tracepoint's detach waits for tracepoint_synchronize_unregister()
+ * (kernel/trace/trace_event_perf.c, perf_trace_event_unreg()): 70 ms on
+ * this project's 6.18 host, so the nine hooks one after the other held
+ * the agent's loop for 0.64 s at every disarm and exit.  From a thread
+ * each, the waits overlap.  A mark an enter hook sets while its exit hook
+ * is already gone is forgotten after (forget_oob_senders()). */
+static void destroy_links(struct bpf_link **links, int n)
+{
+	pthread_t th[GUARD_MAX_HOOKS];
+	bool started[GUARD_MAX_HOOKS];
 	int i;
 
-	for (i = 0; i < g->n_hooks; i++)
-		bpf_link__destroy(g->hook_links[i]);
+	for (i = 0; i < n; i++) {
+		started[i] = !pthread_create(&th[i], NULL, destroy_link, links[i]);
+		if (!started[i])
+			bpf_link__destroy(links[i]);
+	}
+	for (i = 0; i < n; i++)
+		if (started[i])
+			pthread_join(th[i], NULL);
+}
+
+void guard_disarm(struct guard *g)
+{
+	destroy_links(g->hook_links, g->n_hooks);
 	g->n_hooks = 0;
 	/* a sender between its enter and exit hooks stays marked: forget
 	 * them all (no socket is in the map, nothing reads them) */
@@ -301,10 +327,7 @@ struct bpf_program *guard_ulp_program(const struct guard *g)
 
 void guard_destroy(struct guard *g)
 {
-	int i;
-
-	for (i = 0; i < g->n_hooks; i++)
-		bpf_link__destroy(g->hook_links[i]);
+	destroy_links(g->hook_links, g->n_hooks);
 	g->n_hooks = 0;
 	guard_bpf__destroy(g->skel);
 	g->skel = NULL;
