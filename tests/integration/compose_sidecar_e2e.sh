@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # timeout: 900
+# order: last (its images are built meanwhile: tests/run, .ci/run)
 # Proves, with docker-compose.yml as shipped: the compose setup builds and
 # comes up; the agent sidecar finds and attaches to nginx's cgroup by itself
 # and follows the upstream and wrk containers; sends between containers are

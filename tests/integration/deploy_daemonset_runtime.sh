@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # timeout: 900
+# order: last (its images are built meanwhile: tests/run, .ci/run)
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # Proves, with the DaemonSet of deploy/kubernetes/base as rendered by
 # kubectl kustomize: the agent image (docker/agent.Dockerfile) runs with
