@@ -3,7 +3,7 @@
 # Proves: a full SOCKHASH is never an error to the application.  With
 # --max-sockets 16, 40 keep-alive connections held open at once through a
 # proxy nginx (client cgroup C, proxy P, upstream U, all tracked) each get
-# two random 64 KiB bodies byte-exact; the sockets that found no room are
+# two random 64 KiB bodies byte-exact; the connections that found no room are
 # counted (fallbacks.no_room), the others were paired; status, status
 # --json and /metrics report the size (sockets_max 16) and the fill level
 # (sockets_fill = sockets * 100 / 16) while the connections are open, and
@@ -74,12 +74,19 @@ st added sockets_total
 st pairs pairs
 assert_le "$socks" $MAX "sockets tracked, with the map full"
 assert_eq "$fill" $((socks * 100 / MAX)) "sockets_fill is sockets of sockets_max"
-# each of the 2 x CONNS client and proxy sockets was inserted or counted
-# as no room; not 2 x CONNS - MAX: a slot can be used twice (a proxy end
+# Every connection, the CONNS client ones and the proxy's upstream ones
+# (as many as nginx opened: from 17 to 40 seen, its keep-alive pool
+# serves some requests one after the other), either paired or was counted
+# once as no room, by whichever end found the map full (its peer then
+# counts no_peer).  Not per socket: a slot can be used twice (a proxy end
 # whose upstream found no room withdraws at its first send, and a later
-# socket takes its slot: 63 of 64 seen)
-assert_ge "$noroom" $((CONNS * 2 - added)) "sockets that found no room, counted ($added inserted)"
-assert_ge "$noroom" $((CONNS * 2 - MAX * 2)) "most sockets found no room"
+# socket takes its slot).  With all CONNS client connections open at once
+# and a pair holding two slots, at most MAX / 2 of them are paired now.
+ups=$(ss -Htn state established "( dport = :$PORT_UP )" | wc -l)
+log "fallbacks: $("$AGENT" status --json | python3 -c 'import json, sys; print({k: v for k, v in json.load(sys.stdin)["fallbacks"].items() if v})')"
+assert_ge $((noroom + pairs)) $((CONNS + ups)) \
+	"connections paired or counted as no room ($CONNS client, $ups upstream; $added inserted)"
+assert_ge "$noroom" $((CONNS - MAX / 2)) "most client connections found no room"
 assert_ge "$pairs" 1 "connections that found room were paired"
 "$AGENT" status | grep -Eq "^sockets_fill +$fill%" ||
 	fail "status text has no sockets_fill line: $("$AGENT" status | grep sockets)"
