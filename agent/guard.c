@@ -287,8 +287,9 @@ static void *destroy_link(void *link)
  * (kernel/trace/trace_event_perf.c, perf_trace_event_unreg()): 70 ms on
  * this project's 6.18 host, so the nine hooks one after the other held
  * the agent's loop for 0.64 s at every disarm and exit.  From a thread
- * each, the waits overlap.  A mark an enter hook sets while its exit hook
- * is already gone is forgotten after (forget_oob_senders()). */
+ * each, the waits overlap in part (0.35 s for the nine here: the kernel
+ * still serializes some of each).  A mark an enter hook sets while its
+ * exit hook is already gone is forgotten after (forget_oob_senders()). */
 static void destroy_links(struct bpf_link **links, int n)
 {
 	pthread_t th[GUARD_MAX_HOOKS];
