@@ -12,6 +12,7 @@
 #include "counters.h"
 #include "dataplane.h"
 #include "log.h"
+#include "options.h"
 #include "paths.h"
 #include "state.h"
 #include "status.h"
@@ -138,15 +139,11 @@ static int do_health(void *opts)
 static error_t health_parse(int key, char *arg, struct argp_state *state)
 {
 	struct health_opts *o = state->input;
-	char *end;
-	unsigned long v;
+	unsigned long long v;
 
 	if (key != 'a')
 		return cli_parse_common(key, arg, state);
-	errno = 0;
-	v = strtoul(arg, &end, 10);
-	/* digits only: strtoul() takes " 5" and "+5" too */
-	if (*arg < '0' || *arg > '9' || errno || *end || v < 1 || v > 3600)
+	if (parse_decimal(arg, 1, 3600, &v))
 		usage_error(state, "--max-age: '%s' is not a number of seconds from 1 to 3600", arg);
 	o->max_age = v;
 	return 0;

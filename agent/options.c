@@ -217,9 +217,8 @@ int run_opt_set(struct run_opts *o, int key, const char *arg, char *err, size_t 
 {
 	const struct opt_spec *s = NULL;
 	char why[256]; /* the value parsers' messages, at the length they always had */
-	unsigned long n;
+	unsigned long long n;
 	uint64_t size;
-	char *end;
 	void *field;
 	int *count;
 	size_t i;
@@ -269,10 +268,7 @@ int run_opt_set(struct run_opts *o, int key, const char *arg, char *err, size_t 
 		*(uint64_t *)field = size;
 		break;
 	case K_COUNT:
-		errno = 0;
-		n = strtoul(arg, &end, 10);
-		/* digits only: strtoul() takes " 30", "+30" and "-1" too */
-		if (*arg < '0' || *arg > '9' || *end || errno || n > s->max)
+		if (parse_decimal(arg, 0, s->max, &n))
 			return fail(err, errlen, "--%s: '%s' is not %s (0-%lu)", s->name, arg, s->what,
 				    s->max);
 		*(unsigned int *)field = n;
@@ -370,6 +366,19 @@ int run_opts_finish(struct run_opts *o, const struct run_env *env, char *err, si
 
 /* ---- values ---- */
 
+int parse_decimal(const char *s, unsigned long long min, unsigned long long max,
+		  unsigned long long *v)
+{
+	char *end;
+
+	/* digits only: strtoull() takes " 30", "+30" and "-1" too */
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	*v = strtoull(s, &end, 10);
+	return errno || *end || *v < min || *v > max ? -1 : 0;
+}
+
 static int parse_port(const char *s, char **end)
 {
 	long v;
@@ -435,16 +444,9 @@ int parse_ports_add(const char *s, struct port_set *set, char *err, size_t errle
 
 int parse_pid(const char *s)
 {
-	char *end;
-	long v;
+	unsigned long long v;
 
-	if (*s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || *end || v < 1 || v > INT_MAX)
-		return -1;
-	return (int)v;
+	return parse_decimal(s, 1, INT_MAX, &v) ? -1 : (int)v;
 }
 
 int parse_listen(const char *s, struct sockaddr_storage *ss, socklen_t *len, char *err,
@@ -501,14 +503,9 @@ bad:
 
 long parse_sample_every(const char *s)
 {
-	char *end;
-	unsigned long v;
+	unsigned long long v;
 
-	if (!*s || *s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || v > 65536 || (v & (v - 1)))
+	if (parse_decimal(s, 0, 65536, &v) || (v & (v - 1)))
 		return -1;
 	return (long)v;
 }
@@ -553,13 +550,8 @@ int parse_word(const char *s, const char *const *words, int n)
 int parse_max_sockets(const char *s, uint32_t *n)
 {
 	unsigned long long v;
-	char *end;
 
-	if (*s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end || v < MAX_SOCKETS_MIN || v > MAX_SOCKETS_LIMIT)
+	if (parse_decimal(s, MAX_SOCKETS_MIN, MAX_SOCKETS_LIMIT, &v))
 		return -1;
 	*n = (uint32_t)v;
 	return 0;

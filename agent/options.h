@@ -93,6 +93,10 @@ int parse_ports(const char *s, struct port_set *set, char *err, size_t errlen);
 /* The same, adding to set (a repeated --ports adds to the list): set->all
  * is cleared by the first. */
 int parse_ports_add(const char *s, struct port_set *set, char *err, size_t errlen);
+/* A decimal number, digits only (not " 30", "+30", "-1"), from min to
+ * max: 0 and the number in *v, or -1. */
+int parse_decimal(const char *s, unsigned long long min, unsigned long long max,
+		  unsigned long long *v);
 /* "--xdp-sample" value: 0 (no samples) or a power of two up to 65536
  * (the XDP program tests the low bits of a count).  Returns it, or -1. */
 long parse_sample_every(const char *s);
