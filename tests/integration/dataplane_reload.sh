@@ -14,6 +14,7 @@ AGENT_MAY_REFUSE=1
 # start_stop SCAN: the agent reaches ready and exits 0 on SIGTERM
 start_stop() {
 	local i rc
+	: >"$TMP/agent.out" # not the last run's "ready" (agent_start says why)
 	"$AGENT" run --no-follow --guard-idle 0 --metrics off --unread-scan "$1" -c "$cg" \
 		>"$TMP/agent.out" 2>"$TMP/agent.err" &
 	AGENT_PID=$!

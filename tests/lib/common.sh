@@ -92,6 +92,10 @@ agent_start() {
 	follow+=(--guard-idle 0)
 	# metrics only where a test asks for them (metrics_endpoint.sh)
 	[[ " $* " == *" --metrics "* ]] || follow+=(--metrics off)
+	# Emptied here, not by the redirection below: that happens in the
+	# child, and the loop below could read the last agent's "ready" first
+	# (oob_urgent's second agent, in CI: status found no agent).
+	: >"$TMP/agent.out"
 	# AGENT_WRAP: a command to run it under (least_privilege.sh: setpriv)
 	# shellcheck disable=SC2086
 	${AGENT_WRAP:-} "$AGENT" run "${follow[@]}" "$@" >"$TMP/agent.out" 2>"$TMP/agent.err" &
