@@ -148,13 +148,13 @@ static void take_backlog(struct enforcer *e)
 }
 
 int enforcer_start(struct enforcer *e, const struct enforce_plan *plan,
-		   const struct bpf_object *dataplane, int sock_hash_fd, int resets_fd,
-		   int backlog_fd, uint64_t max_unread, uint64_t budget)
+		   const struct bpf_object *dataplane, const struct agent_maps *maps,
+		   uint64_t max_unread, uint64_t budget)
 {
-	int err;
+	int sock_hash_fd = maps->fd[MAP_SOCK_HASH], err;
 
 	e->plan = *plan;
-	e->backlog_fd = backlog_fd;
+	e->backlog_fd = maps->fd[MAP_RESET_BACKLOG];
 	e->max_unread = max_unread;
 	e->budget = budget;
 	if (plan->resets == RESETS_ITER || plan->unread == UNREAD_ITER) {
@@ -172,7 +172,7 @@ int enforcer_start(struct enforcer *e, const struct enforce_plan *plan,
 			return err;
 		}
 	}
-	e->rb = ring_buffer__new(resets_fd, take_request, e, NULL);
+	e->rb = ring_buffer__new(maps->fd[MAP_RESETS], take_request, e, NULL);
 	return e->rb ? 0 : -errno;
 }
 

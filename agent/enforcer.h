@@ -36,6 +36,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "maps.h"
 #include "netns.h"
 #include "sockiter.h"
 #include "syscall_ops.h"
@@ -90,11 +91,12 @@ struct enforcer {
 	size_t n_pending, cap_pending;
 };
 
-/* Load what the plan needs, sharing the data plane's maps, and read its
- * reset requests.  0 or -errno (nothing to end connections with). */
+/* Load what the plan needs, sharing the data plane's maps (its
+ * sock_hash, reset_requests and reset_backlog of maps), and read its reset
+ * requests.  0 or -errno (nothing to end connections with). */
 int enforcer_start(struct enforcer *e, const struct enforce_plan *plan,
-		   const struct bpf_object *dataplane, int sock_hash_fd, int resets_fd,
-		   int backlog_fd, uint64_t max_unread, uint64_t budget);
+		   const struct bpf_object *dataplane, const struct agent_maps *maps,
+		   uint64_t max_unread, uint64_t budget);
 /* Where tracked processes live now: the namespaces it resets in (the
  * caller's array, kept until the next call). */
 void enforcer_set_namespaces(struct enforcer *e, const struct netns_ref *ns, size_t n);

@@ -69,22 +69,22 @@ static int take_wakeup(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-int arming_start(struct guard_arming *a, struct guard *g, int state_fd, int wakeup_fd,
-		 int sock_hash_fd, unsigned int idle_sec)
+int arming_start(struct guard_arming *a, struct guard *g, const struct agent_maps *maps,
+		 unsigned int idle_sec)
 {
 	int err;
 
 	memset(a, 0, sizeof(*a));
 	a->guard = g;
-	a->state_fd = state_fd;
-	a->sock_hash_fd = sock_hash_fd;
+	a->state_fd = maps->fd[MAP_GUARD_STATE];
+	a->sock_hash_fd = maps->fd[MAP_SOCK_HASH];
 	/* idling only saves the tracepoints' syscall tax: fentry hooks run
 	 * for TCP splices and sends on sockets with a psock only, so they stay */
 	a->idle_sec = g->hooks == GUARD_HOOKS_TRACEPOINTS ? idle_sec : 0;
 	err = arm(a);
 	if (err)
 		return err;
-	a->rb = ring_buffer__new(wakeup_fd, take_wakeup, NULL, NULL);
+	a->rb = ring_buffer__new(maps->fd[MAP_GUARD_WAKEUP], take_wakeup, NULL, NULL);
 	return a->rb ? 0 : -errno;
 }
 

@@ -28,6 +28,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
+#include "maps.h"
 
 struct guard;
 struct ring_buffer;
@@ -44,10 +45,11 @@ struct guard_arming {
 	uint64_t arms;          /* times armed again after idling */
 };
 
-/* Arm now and watch the wake-ups; idle_sec applies to tracepoint hooks
- * only.  0 or -errno. */
-int arming_start(struct guard_arming *a, struct guard *g, int state_fd, int wakeup_fd,
-		 int sock_hash_fd, unsigned int idle_sec);
+/* Arm now and watch the wake-ups (the data plane's guard_state,
+ * guard_wakeup and sock_hash of maps); idle_sec applies to tracepoint
+ * hooks only.  0 or -errno. */
+int arming_start(struct guard_arming *a, struct guard *g, const struct agent_maps *maps,
+		 unsigned int idle_sec);
 int arming_epoll_fd(const struct guard_arming *a);
 /* A socket wanted in: arm. */
 void arming_on_wakeup(struct guard_arming *a);

@@ -25,6 +25,7 @@
 #include "log.h"
 #include "notify.h"
 #include "paths.h"
+#include "plan.h"
 #include "runtime.h"
 #include "selftest.h"
 
@@ -467,80 +468,12 @@ static void format_addr(const struct sockaddr_storage *ss, char *buf, size_t len
 	}
 }
 
-/* The self-test's reason to keep the data plane paused, the first found:
- * it could not run, or a critical check failed.  false: none. */
-static bool selftest_refuses(const struct runtime *rt, char *why, size_t len)
-{
-	const struct selftest_check *ck;
-	int i;
-
-	if (rt->selftest_err) {
-		snprintf(why, len, "the self-test could not run: %s", strerror(-rt->selftest_err));
-		return true;
-	}
-	for (i = 0; i < SELFTEST_CHECKS; i++) {
-		ck = &rt->selftest.checks[i];
-		if (ck->result == ST_FAIL && ck->critical) {
-			snprintf(why, len, "%s: %s", ck->name, selftest_summary(ck));
-			return true;
-		}
-	}
-	return false;
-}
-
-/* Say what the self-test found that matters here, as it is found: why it
- * could not run, or each failure and what follows from it. */
-static void warn_selftest(const struct runtime *rt, bool force)
-{
-	const struct selftest_check *ck;
-	char why[160];
-	int i;
-
-	if (rt->selftest_err) {
-		selftest_refuses(rt, why, sizeof(why));
-		pr_warn("%s: %s\n", why,
-			force ? "accelerating anyway (--force)" : "not accelerating (--force overrides)");
-		return;
-	}
-	for (i = 0; i < SELFTEST_CHECKS; i++) {
-		ck = &rt->selftest.checks[i];
-		if (ck->result == ST_FAIL)
-			pr_warn("selftest %s: %s (%s)\n", ck->name, selftest_summary(ck),
-				!ck->critical ? "reported, not critical"
-				: force ? "CRITICAL, accelerating anyway: --force"
-					: "critical: acceleration disabled");
-	}
-}
-
-/*
- * What the self-test's report changes in what is loaded, decided here
- * once: the TCP fallbacks only where it proved them safe, the splice hook
- * unless splice(2) reads redirected bytes, sock_diag for resets where
- * iter/tcp loaded but could not end a connection.  A self-test that did
- * not run proves nothing: the safe side of each.
- */
-static void apply_selftest(const struct runtime *rt, struct dataplane_params *p,
-			   struct enforce_plan *plan)
-{
-	const struct selftest_report *r = &rt->selftest;
-	bool ran = !rt->selftest_err;
-
-	p->slow_reader_fallback = ran && r->slow_reader_fallback_safe;
-	p->splice_guard = !(ran && r->splice_reads_ingress);
-	if (ran && plan->resets != (enum reset_mech)r->reset_mech) {
-		/* iter/tcp loaded but could not end a connection */
-		snprintf(plan->resets_why, sizeof(plan->resets_why), "iter/tcp: %.60s",
-			 "loads, but the self-test's reset failed with it");
-		plan->resets = r->reset_mech;
-	}
-}
-
 /* The XDP observer and its ring (--xdp). */
 static int start_observer(struct runtime *rt, const struct run_opts *o)
 {
 	struct feed_source src;
 	char err[256];
-	int i;
+	int i, ret;
 
 	if (observer_start(&rt->xdp, o->xdp_ifaces, o->n_xdp, o->xdp_sample, err, sizeof(err))) {
 		pr_warn("%s\n", err);
@@ -549,9 +482,14 @@ static int start_observer(struct runtime *rt, const struct run_opts *o)
 	observer_maps(&rt->xdp, &rt->maps);
 	observer_ring_place(&rt->xdp, &rt->info.rings[RING_PKT].addr, &rt->info.rings[RING_PKT].off);
 	observer_events(&rt->xdp, &src);
-	if (feed_add(&rt->feed, FEED_PKT, &src) ||
-	    topk_init(&rt->topk, TOPK_WINDOW_SEC)) {
-		pr_warn("reading the XDP event ring: %s\n", strerror(errno));
+	ret = feed_add(&rt->feed, FEED_PKT, &src);
+	if (ret) {
+		pr_warn("reading the XDP event ring: %s\n", strerror(-ret));
+		return -1;
+	}
+	ret = topk_init(&rt->topk, TOPK_WINDOW_SEC);
+	if (ret) {
+		pr_warn("the top-sources window: %s\n", strerror(-ret));
 		return -1;
 	}
 	rt->msrc.xdp = &rt->xdp;
@@ -591,59 +529,13 @@ static void print_ready(const struct runtime *rt, bool pin)
 			strerror(-err));
 }
 
-static void set_guard(struct agent_info *info, enum hazard h, const char *mech, const char *why)
-{
-	snprintf(info->guards[h].mech, sizeof(info->guards[h].mech), "%s", mech);
-	snprintf(info->guards[h].why, sizeof(info->guards[h].why), "%s", why);
-}
-
-/*
- * What guards each hazard on this host (status, /metrics); an unguarded
- * one is said here, and keeps the data plane paused (decide()).
- * enforcer_err: enforcer_start's result.
- */
-static void plan_guards(struct runtime *rt, const struct enforce_plan *plan, int enforcer_err,
-			bool splice_guard, bool force)
-{
-	const struct guard *g = &rt->dp.guard;
-	struct agent_info *info = &rt->info;
-	const char *hooks = info->guard_hooks, *why = info->guard_why;
-	char err[80];
-	int h;
-
-	guard_describe(g, info->guard_hooks, sizeof(info->guard_hooks), info->guard_why,
-		       sizeof(info->guard_why));
-	snprintf(err, sizeof(err), "%s", enforcer_err ? strerror(-enforcer_err) : "");
-	set_guard(info, HZ_RESETS, enforcer_err ? "none" : reset_mech_names[plan->resets],
-		  enforcer_err ? err : plan->resets_why);
-	set_guard(info, HZ_UNREAD, enforcer_err ? "none" : unread_mech_names[plan->unread],
-		  enforcer_err ? err : plan->unread_why);
-	if (!g->skel || g->hooks == GUARD_HOOKS_NONE)
-		set_guard(info, HZ_OOB, "none", g->skel ? why : "the guard did not load");
-	else
-		set_guard(info, HZ_OOB, hooks, why);
-	/* where splice(2) reads redirected bytes (selftest: splice_read) a
-	 * splicing reader needs nothing */
-	if (!splice_guard)
-		set_guard(info, HZ_SPLICE, "not needed", "splice(2) reads redirected bytes here");
-	else
-		info->guards[HZ_SPLICE] = info->guards[HZ_OOB];
-	set_guard(info, HZ_ULP, g->skel ? "setsockopt" : "none",
-		  g->skel ? "" : "the guard's cgroup/setsockopt did not load");
-	for (h = 0; h < HZ__MAX; h++)
-		if (!strcmp(info->guards[h].mech, "none"))
-			pr_warn("%s unguarded (%s): %s\n", hazard_names[h], info->guards[h].why,
-				force ? "accelerating anyway (--force)"
-				      : "not accelerating (--force overrides)");
-}
-
 /*
  * An agent that may not setns() (no CAP_SYS_ADMIN: a least-privilege
  * container) can neither end a connection in another network namespace
  * (iter/tcp and sock_diag see only the caller's) nor learn its addresses:
  * the data plane tracks only sockets of the agent's own namespace
  * (skipped{other_netns}), and status says so.  0; 1 when it can't even
- * name its own (nothing can be accelerated: decide() keeps it paused); -1.
+ * name its own (nothing can be accelerated: the plan keeps it paused); -1.
  */
 static int limit_to_own_netns(struct runtime *rt)
 {
@@ -671,41 +563,6 @@ static int limit_to_own_netns(struct runtime *rt)
 	pr_warn("this agent may not enter other network namespaces (setns: %s; it needs "
 		"CAP_SYS_ADMIN): only connections in its own are accelerated\n", strerror(-err));
 	return dataplane_set_netns_only(rt->maps.fd[MAP_CONFIG], cookie) ? -1 : 0;
-}
-
-/*
- * Whether this run accelerates, decided in this one place from the
- * self-test's report, the hazards' guards and the namespace scope: a
- * self-test that could not run, a critical failure or an unguarded hazard
- * keeps the data plane paused unless --force; an agent blind to every
- * namespace (netns_blind), even with it.  The first reason found is the
- * one status, /metrics and the ready line give.
- */
-static int decide(struct runtime *rt, bool force, bool netns_blind)
-{
-	struct agent_info *info = &rt->info;
-	char *why = info->selftest_error;
-	size_t len = sizeof(info->selftest_error);
-	bool refused;
-	int h;
-
-	why[0] = 0;
-	refused = selftest_refuses(rt, why, len);
-	for (h = 0; h < HZ__MAX; h++) {
-		if (strcmp(info->guards[h].mech, "none"))
-			continue;
-		if (!why[0])
-			snprintf(why, len, "%s unguarded: %s", hazard_names[h], info->guards[h].why);
-		refused = true;
-	}
-	info->selftest_blocked = refused && !force;
-	if (netns_blind) {
-		info->selftest_blocked = true;
-		snprintf(why, len, "setns refused and no netns cookie");
-	}
-	if (info->selftest_blocked && dataplane_set_paused(rt->maps.fd[MAP_CONFIG], true))
-		return -1;
-	return 0;
 }
 
 /* The cgroups named, and the pods selected. */
@@ -818,8 +675,11 @@ static int load(struct runtime *rt, const struct run_opts *o, uint32_t max_socke
 		.max_sockets = max_sockets,
 		.max_sockets_given = o->max_sockets,
 	};
-	struct enforce_plan plan;
-	int err_enf, netns;
+	struct enforce_plan enforce;
+	struct load_plan lp;
+	struct plan_facts facts;
+	struct plan plan;
+	int netns;
 
 	/* tests only: widen the claim race (claim_race_stress.sh) */
 	if (getenv("NGX_SOCKMAP_TEST_CLAIM_DELAY"))
@@ -827,26 +687,47 @@ static int load(struct runtime *rt, const struct run_opts *o, uint32_t max_socke
 	/* What this host allows for ending connections and measuring unread
 	 * bytes, before the self-test (its reset check uses the choice) and
 	 * the data plane (which keeps unread_watch for the weaker scan). */
-	if (enforcer_plan(o->resets, o->unread_scan, &plan))
+	if (enforcer_plan(o->resets, o->unread_scan, &enforce))
 		return -1;
-	rt->selftest_err = selftest_run(rt->mnt, plan.resets, o->resets == RESETS_AUTO, &rt->selftest);
-	warn_selftest(rt, o->force);
+	rt->selftest_err = selftest_run(rt->mnt, enforce.resets, o->resets == RESETS_AUTO,
+					&rt->selftest);
+	plan_warn_selftest(rt->selftest_err, &rt->selftest, o->force);
 	if (!rt->selftest_err)
 		state_set_selftest(&rt->info, &rt->selftest);
-	apply_selftest(rt, &params, &plan);
-	params.watch_unread = plan.unread == UNREAD_WATCH;
+	plan_load(rt->selftest_err, &rt->selftest, &enforce, &lp);
+	params.slow_reader_fallback = lp.slow_reader_fallback;
+	params.splice_guard = lp.splice_guard;
+	params.watch_unread = enforce.unread == UNREAD_WATCH;
 	if (dataplane_load(&rt->dp, &params))
 		return -1;
 	dataplane_maps(&rt->dp, &rt->maps);
 	rt->msrc.dp = &rt->dp;
 	rt->msrc.enforcer = &rt->enforcer;
-	err_enf = enforcer_start(&rt->enforcer, &plan, dataplane_object(&rt->dp),
-				 rt->maps.fd[MAP_SOCK_HASH], rt->maps.fd[MAP_RESETS],
-				 rt->maps.fd[MAP_RESET_BACKLOG], o->max_unread,
-				 o->unread_budget ?: enforcer_default_budget());
-	plan_guards(rt, &plan, err_enf, params.splice_guard, o->force);
+	facts = (struct plan_facts){
+		.selftest_err = rt->selftest_err,
+		.selftest = &rt->selftest,
+		.enforce = &enforce,
+		.enforcer_err = enforcer_start(&rt->enforcer, &enforce, dataplane_object(&rt->dp),
+					       &rt->maps, o->max_unread,
+					       o->unread_budget ?: enforcer_default_budget()),
+		.guard_loaded = rt->dp.guard.skel != NULL,
+		.hooks = rt->dp.guard.hooks,
+		.hooks_why = rt->info.guard_why,
+		.splice_guard = lp.splice_guard,
+		.force = o->force,
+	};
+	guard_describe(&rt->dp.guard, rt->info.guard_hooks, sizeof(rt->info.guard_hooks),
+		       rt->info.guard_why, sizeof(rt->info.guard_why));
 	netns = limit_to_own_netns(rt);
-	return netns < 0 ? -1 : decide(rt, o->force, netns > 0);
+	if (netns < 0)
+		return -1;
+	facts.netns = netns > 0 ? NETNS_BLIND : rt->info.netns_scope[0] ? NETNS_OWN : NETNS_ALL;
+	plan_decide(&facts, &plan);
+	plan_warn_unguarded(&plan, o->force);
+	plan_publish(&plan, &rt->info);
+	if (plan.paused && dataplane_set_paused(rt->maps.fd[MAP_CONFIG], true))
+		return -1;
+	return 0;
 }
 
 /* The event ring, sk_msg, the guard's arming, then the cgroups (from here
@@ -856,11 +737,12 @@ static int attach(struct runtime *rt, const struct run_opts *o, const struct cg_
 {
 	char err[PATH_MAX + 256] = "";
 	struct feed_source src;
-	int i;
+	int i, ret;
 
 	dataplane_events(&rt->dp, &src);
-	if (feed_add(&rt->feed, FEED_CONN, &src)) {
-		pr_warn("reading the data plane's event ring: %s\n", strerror(errno));
+	ret = feed_add(&rt->feed, FEED_CONN, &src);
+	if (ret) {
+		pr_warn("reading the data plane's event ring: %s\n", strerror(-ret));
 		return -1;
 	}
 	rt->msrc.feed = &rt->feed;
@@ -870,9 +752,9 @@ static int attach(struct runtime *rt, const struct run_opts *o, const struct cg_
 			     &rt->info.rings[RING_CONN].off);
 	if (dataplane_attach_msg(&rt->dp))
 		return -1;
-	if (arming_start(&rt->arming, &rt->dp.guard, rt->maps.fd[MAP_GUARD_STATE],
-			 rt->maps.fd[MAP_GUARD_WAKEUP], rt->maps.fd[MAP_SOCK_HASH], o->guard_idle)) {
-		pr_warn("arming the guard: %s\n", strerror(errno));
+	ret = arming_start(&rt->arming, &rt->dp.guard, &rt->maps, o->guard_idle);
+	if (ret) {
+		pr_warn("arming the guard: %s\n", strerror(-ret));
 		return -1;
 	}
 	/* the addresses of the targets' namespaces before any connection
