@@ -162,7 +162,7 @@ static bool netns_full(const struct follow_candidate *out, int n, uint64_t netns
 }
 
 int follow_scan(const char *cg2_mnt, const struct cg_target *attached, int n_attached,
-		const struct port_set *ports, struct follow_candidate *out, int max)
+		const struct port_set *ports, bool *used, struct follow_candidate *out, int max)
 {
 	struct diag_list l = { 0 };
 	struct netns_said said = { 0 };
@@ -176,7 +176,8 @@ int follow_scan(const char *cg2_mnt, const struct cg_target *attached, int n_att
 	if (ret)
 		goto out;
 	qsort(l.v, l.n, sizeof(*l.v), cmp_local);
-	for (i = 0; i < l.n && n < max; i++) {
+	/* every socket, even once out is full: used[] needs them all */
+	for (i = 0; i < l.n; i++) {
 		const struct diag_sock *s = &l.v[i];
 		bool ours = false;
 
@@ -193,7 +194,7 @@ int follow_scan(const char *cg2_mnt, const struct cg_target *attached, int n_att
 			continue;
 		while (first > l.v && !cmp_local(first - 1, &probe))
 			first--;
-		for (j = first - l.v; j < l.n && n < max && !cmp_local(&l.v[j], &probe); j++) {
+		for (j = first - l.v; j < l.n && !cmp_local(&l.v[j], &probe); j++) {
 			const struct diag_sock *p = &l.v[j];
 			struct follow_candidate *c = &out[n];
 			bool skip = p->cgroup == root.st_ino;
@@ -203,8 +204,14 @@ int follow_scan(const char *cg2_mnt, const struct cg_target *attached, int n_att
 			/* loopback ends are in one namespace */
 			if (is_loopback(s->local) && p->netns != s->netns)
 				continue;
-			for (k = 0; k < n_attached; k++)
-				skip |= attached[k].id == p->cgroup;
+			for (k = 0; k < n_attached; k++) {
+				if (attached[k].id != p->cgroup)
+					continue;
+				used[k] = true;
+				skip = true;
+			}
+			if (skip || n >= max)
+				continue;
 			for (k = 0; k < n; k++)
 				skip |= out[k].target.id == p->cgroup;
 			if (skip)

@@ -21,14 +21,16 @@ struct follow_candidate {
 };
 
 /*
- * One scan.  attached[n_attached] are the cgroups we run in now.  Writes up
- * to max new cgroups worth following into out (never the hierarchy root,
- * never an ancestor or descendant of an attached cgroup, only connections
- * whose ports pass the port policy, at most 8 from one network namespace).
- * Only replies from the kernel to our own requests count.  Returns how
- * many, or -errno.
+ * One scan.  attached[n_attached] are the cgroups we run in now; used[i]
+ * is set when attached[i] holds an end of a connection whose other end is
+ * in an attached cgroup too (a connection the data plane tracks).  Writes
+ * up to max new cgroups worth following into out (never the hierarchy
+ * root, never an ancestor or descendant of an attached cgroup, only
+ * connections whose ports pass the port policy, at most 8 from one
+ * network namespace).  Only replies from the kernel to our own requests
+ * count.  Returns how many, or -errno.
  */
 int follow_scan(const char *cg2_mnt, const struct cg_target *attached, int n_attached,
-		const struct port_set *ports, struct follow_candidate *out, int max);
+		const struct port_set *ports, bool *used, struct follow_candidate *out, int max);
 
 #endif

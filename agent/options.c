@@ -26,7 +26,7 @@ enum {
 	OPT_XDP_SAMPLE, OPT_METRICS, OPT_MAX_UNREAD, OPT_UNREAD_BUDGET, OPT_FORCE,
 	OPT_ALLOW_ROOT, OPT_ANY_PROCESS, OPT_K8S_SELECTOR, OPT_K8S_NODE, OPT_K8S_API,
 	OPT_K8S_NAMESPACE,
-	OPT_GUARD_IDLE, OPT_GUARD_HOOKS, OPT_RESETS, OPT_UNREAD_SCAN, OPT_MAX_SOCKETS,
+	OPT_GUARD_IDLE, OPT_GUARD_HOOKS, OPT_MAX_FOLLOWED, OPT_RESETS, OPT_UNREAD_SCAN, OPT_MAX_SOCKETS,
 };
 
 /* How a value is parsed, and what it sets. */
@@ -113,6 +113,11 @@ struct opt_spec {
 	X("no-follow", OPT_NO_FOLLOW, NULL, AS_FLAG(follow, false), \
 	  "attach only to the named cgroups; by default the cgroups of local processes " \
 	  "connected to them (upstreams, local clients) are followed and attached too") \
+	X("max-followed", OPT_MAX_FOLLOWED, "N", AS_COUNT(max_followed, MAX_TARGETS, \
+	  "a count of cgroups"), \
+	  "attach at most N followed cgroups at once (default 32 of the 64 attach slots); " \
+	  "named cgroups and pods always take a followed one's slot when none is free, and " \
+	  "a followed cgroup no connection used for 30 s is released") \
 	X("short-conn", OPT_SHORT_CONN, "MSGS", AS_MESSAGES(short_conn_msgs, 1000000), \
 	  "don't track new connections to a server address and port whose connections " \
 	  "average fewer than MSGS sends per socket (learned; 1 in 16 still sampled). Default 0: " \
@@ -169,6 +174,9 @@ static const struct opt_spec run_specs[] = { RUN_OPTIONS(SPEC_ENTRY) };
 const struct run_opts run_opts_defaults = {
 	.ports.all = true,
 	.follow = true,
+	/* half the slots: a host's local clients and upstreams rarely need
+	 * more, and anyone can make cgroups (reconcile.h) */
+	.max_followed = 32,
 	/* 0: track every connection.  bench/breakeven (6.18): a paired
 	 * connection of one request and one response costs 0.93x of TCP's
 	 * CPU, and the close and conns1000 benches ran faster and with a

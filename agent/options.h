@@ -34,6 +34,7 @@ struct run_opts {
 	struct port_set ports;
 	bool pin;
 	bool follow;            /* attach to local peers' cgroups too */
+	unsigned int max_followed; /* followed cgroups attached at once */
 	bool force;             /* accelerate despite a critical self-test failure */
 	bool allow_root_cgroup; /* a target may be the hierarchy's root */
 	bool any_process;       /* a pid target need not be nginx */

@@ -21,16 +21,15 @@
 #include <bpf/bpf.h>
 #include "addrs.h"
 #include "counters.h"
-#include "follow.h"
 #include "log.h"
 #include "notify.h"
 #include "paths.h"
 #include "plan.h"
+#include "reconcile.h"
 #include "runtime.h"
 #include "selftest.h"
 
 #define TICK_SEC 1          /* event rings' stragglers, top-K window */
-#define FOLLOW_EVERY_TICKS 2
 #define SUMMARY_EVERY_SEC 10
 
 void runtime_publish(struct runtime *rt)
@@ -83,150 +82,6 @@ static void log_summary(const struct runtime *rt)
 		(unsigned long long)c.sum.redirected_bytes, (unsigned long long)c.sum.tcp_msgs);
 }
 
-/* Attach to the cgroups of local peers of what we track. */
-static void follow_peers(struct runtime *rt)
-{
-	struct follow_candidate cand[16];
-	char err[PATH_MAX + 256];
-	int n, i, added = 0;
-
-	n = follow_scan(rt->mnt, rt->dp.targets, rt->dp.n_targets, &rt->ports, cand, 16);
-	if (n < 0) {
-		pr_debug("follow: scan failed: %s\n", strerror(-n));
-		return;
-	}
-	for (i = 0; i < n && rt->dp.n_targets < MAX_TARGETS; i++) {
-		if (dataplane_attach_cgroup(&rt->dp, &cand[i].target, err, sizeof(err))) {
-			pr_warn("follow: %s\n", err);
-			continue;
-		}
-		printf("following %s (%s)\n", cand[i].target.path, cand[i].target.reason);
-		added++;
-	}
-	if (added) {
-		fflush(stdout);
-		runtime_refresh_netns(rt, NULL, 0);
-		runtime_publish(rt);
-	}
-}
-
-static bool waiting_for(const struct runtime *rt, const struct cg_target *t)
-{
-	int i;
-
-	for (i = 0; i < rt->n_waiting; i++)
-		if (rt->waiting[i].kind == t->kind && !strcmp(rt->waiting[i].source, t->source))
-			return true;
-	return false;
-}
-
-/* Attach a target that came back; false while it isn't there yet. */
-static bool reattach(struct runtime *rt, const struct cg_target *t)
-{
-	char err[PATH_MAX + 256];
-	struct cg_target fresh;
-	int i;
-
-	if (target_reresolve(&rt->policy, rt->mnt, t, &fresh, err, sizeof(err)))
-		return false;
-	for (i = 0; i < rt->dp.n_targets; i++)
-		if (rt->dp.targets[i].id == fresh.id)
-			return true; /* attached already (named twice) */
-	if (dataplane_attach_cgroup(&rt->dp, &fresh, err, sizeof(err))) {
-		pr_warn("re-attaching %s: %s\n", fresh.path, err);
-		return false;
-	}
-	printf("re-attached %s (%s)\n", fresh.path, fresh.reason);
-	fflush(stdout);
-	return true;
-}
-
-/*
- * Nginx restarted (systemctl restart, docker restart): its cgroup was
- * removed and made again, so the kernel dropped our attachment with it,
- * and the pid file names a new master.  Free the dead attachments' slots;
- * attach named ones again as soon as their path, or the cgroup of their
- * pid file's new pid, exists; followed ones come back through following.
- */
-static void check_targets(struct runtime *rt)
-{
-	struct cg_target fresh, old;
-	char err[PATH_MAX + 256];
-	bool changed = false;
-	int i;
-
-	for (i = rt->dp.n_targets - 1; i >= 0; i--) {
-		old = rt->dp.targets[i];
-		if (target_alive(&old) &&
-		    !(old.kind == TK_PIDFILE &&
-		      !target_reresolve(&rt->policy, rt->mnt, &old, &fresh, err, sizeof(err)) &&
-		      fresh.id != old.id))
-			continue;
-		pr_warn("%s is gone or no longer nginx's (%s): detaching it\n", old.path, old.reason);
-		dataplane_detach_cgroup(&rt->dp, i);
-		changed = true;
-		if ((old.kind == TK_PATH || old.kind == TK_PIDFILE) && !waiting_for(rt, &old) &&
-		    rt->n_waiting < MAX_TARGETS)
-			rt->waiting[rt->n_waiting++] = old;
-		else if (old.kind == TK_PID)
-			pr_warn("%s was named by a pid that is gone: not attached again\n", old.path);
-	}
-	for (i = rt->n_waiting - 1; i >= 0; i--) {
-		if (!reattach(rt, &rt->waiting[i]))
-			continue;
-		rt->waiting[i] = rt->waiting[--rt->n_waiting];
-		changed = true;
-	}
-	if (changed) {
-		runtime_refresh_netns(rt, NULL, 0);
-		runtime_publish(rt);
-	}
-}
-
-/* The pods --k8s-selector selects now: attach the new ones, detach those
- * no longer selected (their cgroup may live on a while). */
-static void k8s_sync(struct runtime *rt)
-{
-	struct cg_target now[MAX_TARGETS];
-	char err[PATH_MAX + 256];
-	bool changed = false, there;
-	int n, i, j;
-
-	n = k8s_targets(&rt->k8s, rt->mnt, now, MAX_TARGETS, err, sizeof(err));
-	if (n < 0) {
-		pr_warn("%s\n", err);
-		return;
-	}
-	for (i = rt->dp.n_targets - 1; i >= 0; i--) {
-		if (rt->dp.targets[i].kind != TK_K8S)
-			continue;
-		for (j = 0, there = false; j < n && !there; j++)
-			there = now[j].id == rt->dp.targets[i].id;
-		if (there)
-			continue;
-		printf("pod no longer selected: detaching %s\n", rt->dp.targets[i].path);
-		dataplane_detach_cgroup(&rt->dp, i);
-		changed = true;
-	}
-	for (j = 0; j < n; j++) {
-		for (i = 0, there = false; i < rt->dp.n_targets && !there; i++)
-			there = rt->dp.targets[i].id == now[j].id;
-		if (there)
-			continue;
-		if (dataplane_attach_cgroup(&rt->dp, &now[j], err, sizeof(err))) {
-			pr_warn("k8s: %s\n", err);
-			continue;
-		}
-		printf("attached %s (%s)\n", now[j].path, now[j].reason);
-		changed = true;
-	}
-	if (changed) {
-		fflush(stdout);
-		runtime_refresh_netns(rt, NULL, 0);
-		runtime_publish(rt);
-	}
-}
-
 /* Endpoints orphaned by a detach (dataplane_sweep_endpoints): a lookup or
  * two for each endpoint that existed at a detach, none without one. */
 #define SWEEP_EVERY_TICKS 10
@@ -257,7 +112,11 @@ static void publish_gauges(struct runtime *rt)
 	struct agent_gauges g = { .local_addrs = rt->local_addrs,
 				  .guards_armed = rt->arming.armed,
 				  .netns_unresolved = rt->netns_unresolved,
-				  .endpoints_swept = rt->endpoints_swept };
+				  .endpoints_swept = rt->endpoints_swept,
+				  .followed = rt->rec.n_followed,
+				  .followed_max = rt->rec.follow ? rt->rec.max_followed : 0,
+				  .follow_refused = rt->rec.follow_refused,
+				  .follow_released = rt->rec.follow_released };
 	__u32 zero = 0;
 
 	enforcer_tick(&rt->enforcer, &g);
@@ -282,11 +141,10 @@ static void tick(struct runtime *rt, uint64_t n)
 	if (ticks % SWEEP_EVERY_TICKS == 0)
 		sweep_endpoints(rt);
 	publish_gauges(rt);
-	check_targets(rt);
-	if (rt->k8s.selector && ticks % FOLLOW_EVERY_TICKS == 0)
-		k8s_sync(rt);
-	if (rt->follow && ticks % FOLLOW_EVERY_TICKS == 0)
-		follow_peers(rt);
+	if (reconcile(&rt->rec, ticks)) {
+		runtime_refresh_netns(rt, NULL, 0);
+		runtime_publish(rt);
+	}
 }
 
 static void watch(int ep, int fd)
@@ -782,10 +640,12 @@ int runtime_start(struct runtime *rt, const struct run_opts *o)
 	agent_maps_init(&rt->maps);
 	rt->msrc.maps = &rt->maps;
 	rt->msrc.info = &rt->info;
-	rt->follow = o->follow;
 	rt->ports = o->ports;
 	rt->policy = (struct target_policy){ .any_process = o->any_process,
 					     .allow_root_cgroup = o->allow_root_cgroup };
+	rt->rec = (struct reconciler){ .dp = &rt->dp, .mnt = rt->mnt, .policy = &rt->policy,
+				       .k8s = &rt->k8s, .ports = &rt->ports,
+				       .follow = o->follow, .max_followed = o->max_followed };
 	if (find_targets(rt, o, targets, &n))
 		return -1;
 	max_sockets = o->max_sockets ?: host_max_sockets(targets, n);

@@ -20,6 +20,7 @@
 #include "maps.h"
 #include "metrics.h"
 #include "options.h"
+#include "reconcile.h"
 #include "selftest.h"
 #include "state.h"
 #include "topk.h"
@@ -46,14 +47,10 @@ struct runtime {
 	struct agent_info info;   /* what agent.state says */
 	struct agent_maps maps;   /* fds, owned by dp and xdp */
 	char mnt[PATH_MAX];       /* cgroup v2 mount */
-	bool follow;              /* attach to local peers' cgroups too */
 	struct port_set ports;    /* whose connections are tracked: peers followed */
 	struct target_policy policy; /* what a target named again may be */
 	struct k8s_opts k8s;      /* selector set: pods are looked up every follow tick */
-	/* named targets whose cgroup went away (nginx restarted): tried again
-	 * every tick until their path, or their pid file's new pid, resolves */
-	struct cg_target waiting[MAX_TARGETS];
-	int n_waiting;
+	struct reconciler rec;    /* what is attached, kept in line every tick */
 	int lock_fd;              /* the single-agent lock (state.h); -1: not held */
 };
 

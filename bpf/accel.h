@@ -350,6 +350,10 @@ struct agent_gauges {
 				 * tick: `ngx-sockmap health` checks its age */
 	__u64 endpoints_swept;  /* orphaned endpoints the agent removed
 				 * (dataplane_sweep_endpoints) */
+	__u64 followed;         /* followed cgroups attached now */
+	__u64 followed_max;     /* --max-followed */
+	__u64 follow_refused;   /* peers' cgroups not followed: no slot */
+	__u64 follow_released;  /* followed cgroups given back (idle, or for a named one) */
 };
 
 #define ACCEL_MAX_SOCKETS 131072

@@ -288,7 +288,8 @@ static void test_table_defaults(void)
 		      !o.n_pids && !o.n_xdp && !o.pid_file && !o.k8s_selector,
 	      "flags and lists start as the defaults");
 	CHECK(o.xdp_sample == 64 && o.max_unread == 64ULL << 20 && o.guard_idle == 30 &&
-		      o.short_conn_msgs == 0 && o.max_sockets == 0 && o.unread_budget == 0,
+		      o.short_conn_msgs == 0 && o.max_sockets == 0 && o.unread_budget == 0 &&
+		      o.max_followed == 32,
 	      "values start as the defaults");
 	CHECK(o.guard_hooks == 0 && o.resets == 0 && o.unread_scan == 0, "every choice: auto");
 	CHECK(a->sin_family == AF_INET && ntohs(a->sin_port) == 9435 &&
@@ -297,7 +298,7 @@ static void test_table_defaults(void)
 	for (opt = run_argp_options; opt->name; opt++, n++)
 		CHECK(opt_set(&o, opt->name, opt->arg ? "x" : NULL) != 1,
 		      "--%s is in argp's table but not the parser's", opt->name);
-	CHECK(n == 24, "24 options: %d", n);
+	CHECK(n == 25, "25 options: %d", n);
 	CHECK(run_opt_set(&o, 'v', NULL, err, sizeof(err)) == 1, "-v is not run's own: common");
 }
 
@@ -324,6 +325,7 @@ static void test_table_values(void)
 	CHECK(!opt_set(&o, "short-conn", "1000000") && o.short_conn_msgs == 1000000,
 	      "--short-conn at its bound");
 	CHECK(!opt_set(&o, "guard-idle", "0") && o.guard_idle == 0, "--guard-idle 0: never");
+	CHECK(!opt_set(&o, "max-followed", "64") && o.max_followed == 64, "--max-followed 64");
 	CHECK(!opt_set(&o, "xdp", "eth0") && !opt_set(&o, "xdp", "abcdefghijklmno") && o.n_xdp == 2,
 	      "--xdp: up to 15 characters");
 	CHECK(!opt_set(&o, "xdp-sample", "0") && o.xdp_sample == 0, "--xdp-sample 0");
@@ -384,6 +386,7 @@ static void test_table_refusals(void)
 	REFUSED(&o, "guard-idle", "86401",
 		"--guard-idle: '86401' is not a number of seconds (0-86400)");
 	REFUSED(&o, "guard-idle", "", "--guard-idle: '' is not a number of seconds (0-86400)");
+	REFUSED(&o, "max-followed", "65", "--max-followed: '65' is not a count of cgroups (0-64)");
 	REFUSED(&o, "short-conn", "x", "--short-conn: 'x' is not a count of messages (0-1000000)");
 	REFUSED(&o, "guard-hooks", "kprobe",
 		"--guard-hooks: 'kprobe' is not auto, fentry, tracepoints or none");
