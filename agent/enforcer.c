@@ -22,9 +22,6 @@
 #ifndef SO_COOKIE
 #define SO_COOKIE 57
 #endif
-#ifndef SO_NETNS_COOKIE
-#define SO_NETNS_COOKIE 71
-#endif
 
 const char *const reset_mech_opts[RESETS__MAX] = {
 	[RESETS_AUTO] = "auto", [RESETS_ITER] = "iter", [RESETS_SOCK_DIAG] = "sock_diag",
@@ -307,22 +304,6 @@ struct diag_batch {
 	size_t n;
 };
 
-/* The cookie of the network namespace this thread is in (the enforcer
- * entered the doomed socket's): 0 if the kernel won't say (before 5.14). */
-static __u64 current_netns_cookie(void)
-{
-	__u64 cookie = 0;
-	socklen_t len = sizeof(cookie);
-	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-
-	if (fd < 0)
-		return 0;
-	if (getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &cookie, &len))
-		cookie = 0;
-	close(fd);
-	return cookie;
-}
-
 /* The side to learn for a socket ended over sock_diag: the request's,
  * from the data plane (the same key it learns), else (the guard's splice
  * requests, the budget's) what the data plane would have built for the
@@ -333,6 +314,7 @@ static void diag_service(const struct reset_ask *a, const struct diag_sock *s,
 			 bool service_local, struct service_key *svc)
 {
 	struct sock_key k = { .local_port = s->lport, .remote_port = s->rport };
+	uint64_t cookie;
 
 	if (a->service.port) {
 		*svc = a->service;
@@ -340,8 +322,11 @@ static void diag_service(const struct reset_ask *a, const struct diag_sock *s,
 	}
 	memcpy(k.local_ip, s->local, sizeof(k.local_ip));
 	memcpy(k.remote_ip, s->remote, sizeof(k.remote_ip));
-	if (sock_key_is_loopback(&k))
-		k.netns = current_netns_cookie();
+	/* the doomed socket's namespace: the enforcer entered it (0 before 5.14) */
+	if (sock_key_is_loopback(&k)) {
+		netns_cookie(&cookie);
+		k.netns = cookie;
+	}
 	service_key_of(svc, &k, service_local, service_local ? SVC_SERVER : SVC_CLIENT);
 }
 

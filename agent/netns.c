@@ -8,9 +8,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "netns.h"
+
+#ifndef SO_NETNS_COOKIE
+#define SO_NETNS_COOKIE 71 /* 5.14+, include/uapi/asm-generic/socket.h */
+#endif
 
 /* netns_enter() took us out of our own namespace since netns_save() */
 static bool left;
@@ -181,4 +186,18 @@ int netns_can_enter(void)
 		err = -errno;
 	close(fd);
 	return err;
+}
+
+int netns_cookie(uint64_t *cookie)
+{
+	socklen_t len = sizeof(*cookie);
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0), err = 0;
+
+	*cookie = 0;
+	if (fd < 0)
+		return -errno;
+	if (getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, cookie, &len))
+		err = -errno;
+	close(fd);
+	return err ? err : *cookie ? 0 : -ENOENT;
 }

@@ -29,6 +29,10 @@ int netns_of_cgroups(const struct cg_target *cgs, int ncg, struct netns_ref **ou
 int netns_enter(const struct netns_ref *ns);
 /* May we setns() at all (CAP_SYS_ADMIN)?  0, or -errno (-EPERM). */
 int netns_can_enter(void);
+/* The cookie of the namespace this thread is in, the one
+ * bpf_get_netns_cookie() gives BPF (SO_NETNS_COOKIE, 5.14+): 0, or -errno
+ * with *cookie 0. */
+int netns_cookie(uint64_t *cookie);
 /* The caller's own namespace, to come back to: an fd, or -errno. */
 int netns_save(void);
 /* Back to the saved namespace, keeping the fd (a loop over namespaces

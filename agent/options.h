@@ -120,6 +120,9 @@ struct host_limits {
 	uint64_t nginx_files; /* the open-file limits (RLIMIT_NOFILE) of the
 			       * targets' nginx processes, summed; 0: unknown */
 };
+/* Read them off this host for these targets (host_limits.c). */
+struct cg_target;
+void host_limits_read(const struct cg_target *t, int n, struct host_limits *h);
 /* The kernel memory one tracked socket may cost, for the memory bound:
  * the issue's target (docs/bench/scale measures it). */
 #define SOCKET_COST_BYTES 4096

@@ -3,20 +3,15 @@
  * The running agent, one owner from start to stop: runtime_start()
  * resolves targets -> probes -> locks -> self-tests -> loads -> attaches
  * and says ready; runtime_serve() is the loop; runtime_stop() undoes
- * whatever start got to.
+ * whatever start got to.  runtime_loop.c has the loop, reconcile.c what is
+ * attached, plan.c whether it accelerates.
  */
-#define _GNU_SOURCE /* prlimit */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/resource.h>
-#include <sys/signalfd.h>
-#include <sys/sysinfo.h>
-#include <sys/timerfd.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "addrs.h"
@@ -28,9 +23,6 @@
 #include "reconcile.h"
 #include "runtime.h"
 #include "selftest.h"
-
-#define TICK_SEC 1          /* event rings' stragglers, top-K window */
-#define SUMMARY_EVERY_SEC 10
 
 void runtime_publish(struct runtime *rt)
 {
@@ -69,239 +61,13 @@ void runtime_refresh_netns(struct runtime *rt, const struct cg_target *cgs, int 
 		rt->local_addrs = count;
 }
 
-/* -v: one line of progress every SUMMARY_EVERY_SEC. */
-static void log_summary(const struct runtime *rt)
-{
-	struct counters c;
-
-	if (counters_read(&rt->maps, &c))
-		return;
-	pr_info("sockets %llu, pairs %llu, redirected %llu msgs / %llu bytes, via TCP %llu msgs\n",
-		(unsigned long long)c.sockets_now, (unsigned long long)c.sum.pairs,
-		(unsigned long long)c.sum.redirected_msgs,
-		(unsigned long long)c.sum.redirected_bytes, (unsigned long long)c.sum.tcp_msgs);
-}
-
-/* Endpoints orphaned by a detach (dataplane_sweep_endpoints): a lookup or
- * two for each endpoint that existed at a detach, none without one. */
-#define SWEEP_EVERY_TICKS 10
-
-static void sweep_endpoints(struct runtime *rt)
-{
-	int n = dataplane_sweep_endpoints(&rt->dp);
-
-	if (n > 0) {
-		rt->endpoints_swept += n;
-		pr_debug("removed %d orphaned endpoints\n", n);
-	}
-}
-
-static __u64 boottime_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_BOOTTIME, &t);
-	return (__u64)t.tv_sec * 1000000000ULL + t.tv_nsec;
-}
-
-/* agent_gauges, written whole once a tick: each fact from its owner, the
- * unread ones measured by the enforcer now, and the heartbeat `ngx-sockmap
- * health` checks (the loop ticked). */
-static void publish_gauges(struct runtime *rt)
-{
-	struct agent_gauges g = { .local_addrs = rt->local_addrs,
-				  .guards_armed = rt->arming.armed,
-				  .netns_unresolved = rt->netns_unresolved,
-				  .endpoints_swept = rt->endpoints_swept,
-				  .followed = rt->rec.n_followed,
-				  .followed_max = rt->rec.follow ? rt->rec.max_followed : 0,
-				  .follow_refused = rt->rec.follow_refused,
-				  .follow_released = rt->rec.follow_released };
-	__u32 zero = 0;
-
-	enforcer_tick(&rt->enforcer, &g);
-	g.heartbeat_ns = boottime_ns();
-	bpf_map_update_elem(rt->maps.fd[MAP_GAUGES], &zero, &g, BPF_ANY);
-}
-
-static void tick(struct runtime *rt, uint64_t n)
-{
-	static uint64_t ticks;
-	int err;
-
-	feed_drain(&rt->feed);
-	err = dataplane_refill_nonces(&rt->dp);
-	if (err < 0)
-		pr_debug("refilling the nonce pool: %s\n", strerror(-err));
-	if (observer_running(&rt->xdp))
-		topk_tick(&rt->topk, rt->maps.fd[MAP_SRC_STATS]);
-	runtime_refresh_netns(rt, NULL, 0);
-	arming_tick(&rt->arming);
-	ticks += n;
-	if (ticks % SWEEP_EVERY_TICKS == 0)
-		sweep_endpoints(rt);
-	publish_gauges(rt);
-	if (reconcile(&rt->rec, ticks)) {
-		runtime_refresh_netns(rt, NULL, 0);
-		runtime_publish(rt);
-	}
-}
-
-static void watch(int ep, int fd)
-{
-	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
-
-	if (fd >= 0)
-		epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
-}
-
-/* A periodic timerfd: first after first_sec (0: at once), then every
- * every_sec. */
-static int timer(time_t first_sec, time_t every_sec)
-{
-	/* an all-zero it_value disarms the timer: "at once" is 1 ns */
-	struct itimerspec its = { .it_interval = { every_sec, 0 },
-				  .it_value = { first_sec, first_sec ? 0 : 1 } };
-	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
-
-	if (fd >= 0 && timerfd_settime(fd, 0, &its, NULL)) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-/* The signals that end the run: blocked from the start (runtime_start),
- * taken through a signalfd by the loop. */
-static void stop_signals(sigset_t *mask)
-{
-	sigemptyset(mask);
-	sigaddset(mask, SIGINT);
-	sigaddset(mask, SIGTERM);
-	sigaddset(mask, SIGHUP);
-}
-
-/* One epoll loop: signals, the tick (rings, top-K, nonces, following and
- * libmicrohttpd's timeouts), ring and nonce wake-ups, metrics connections,
- * and the -v summary timer. */
-int runtime_serve(struct runtime *rt)
-{
-	int ep, sfd, tick_fd, sum_fd = -1, wake_fd, http_fd, reset_fd, arm_fd, nonce_fd, ret = 0;
-	struct signalfd_siginfo si;
-	struct epoll_event got;
-	uint64_t ticks;
-	sigset_t mask;
-
-	stop_signals(&mask);
-	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
-	ep = epoll_create1(EPOLL_CLOEXEC);
-	if (sfd < 0 || ep < 0)
-		return -errno;
-	tick_fd = timer(0, TICK_SEC);
-	if (log_verbosity >= LOG_INFO)
-		sum_fd = timer(SUMMARY_EVERY_SEC, SUMMARY_EVERY_SEC);
-	wake_fd = feed_epoll_fd(&rt->feed);
-	http_fd = rt->metrics.daemon ? rt->metrics.epoll_fd : -1;
-	reset_fd = enforcer_epoll_fd(&rt->enforcer);
-	arm_fd = arming_epoll_fd(&rt->arming);
-	nonce_fd = nonce_pool_epoll_fd(&rt->dp.nonces);
-	watch(ep, reset_fd);
-	watch(ep, arm_fd);
-	watch(ep, nonce_fd);
-	watch(ep, sfd);
-	watch(ep, tick_fd);
-	watch(ep, sum_fd);
-	watch(ep, wake_fd);
-	watch(ep, http_fd);
-	for (;;) {
-		if (epoll_wait(ep, &got, 1, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			ret = -errno;
-			break;
-		}
-		if (got.data.fd == sum_fd) {
-			if (read(sum_fd, &ticks, sizeof(ticks)) > 0)
-				log_summary(rt);
-		} else if (got.data.fd == tick_fd) {
-			if (read(tick_fd, &ticks, sizeof(ticks)) > 0)
-				tick(rt, ticks);
-			metrics_serve(&rt->metrics);
-		} else if (got.data.fd == reset_fd) {
-			enforcer_on_requests(&rt->enforcer);
-		} else if (got.data.fd == arm_fd) {
-			arming_on_wakeup(&rt->arming);
-		} else if (got.data.fd == nonce_fd) {
-			nonce_pool_on_wakeup(&rt->dp.nonces);
-		} else if (got.data.fd == wake_fd) {
-			feed_on_wakeup(&rt->feed);
-		} else if (got.data.fd == http_fd) {
-			metrics_serve(&rt->metrics);
-		} else if (read(sfd, &si, sizeof(si)) == sizeof(si)) {
-			pr_info("%s: detaching\n", strsignal(si.ssi_signo));
-			break;
-		}
-	}
-	close(ep);
-	close(sfd);
-	if (tick_fd >= 0)
-		close(tick_fd);
-	if (sum_fd >= 0)
-		close(sum_fd);
-	return ret;
-}
-
-/* ---- start and stop ---- */
-
-/* Sum of the open-file limits of the nginx processes in the targets'
- * cgroups (0: none found): each connection nginx holds is one of them, so
- * it bounds worker_connections (nginx warns past it). */
-static uint64_t nginx_files(const struct cg_target *t, int n)
-{
-	char path[PATH_MAX + 32], comm[32];
-	uint64_t sum = 0;
-	struct rlimit rl;
-	FILE *f, *c;
-	int i, pid;
-
-	for (i = 0; i < n; i++) {
-		if (snprintf(path, sizeof(path), "%s/cgroup.procs", t[i].path) >= (int)sizeof(path))
-			continue;
-		f = fopen(path, "re");
-		if (!f)
-			continue;
-		while (fscanf(f, "%d", &pid) == 1) {
-			snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-			c = fopen(path, "re");
-			if (!c)
-				continue;
-			if (fgets(comm, sizeof(comm), c) && !strcmp(comm, "nginx\n") &&
-			    !prlimit(pid, RLIMIT_NOFILE, NULL, &rl) && rl.rlim_cur != RLIM_INFINITY)
-				sum += rl.rlim_cur;
-			fclose(c);
-		}
-		fclose(f);
-	}
-	return sum;
-}
-
 /* The default --max-sockets on this host (options.c says how). */
 static uint32_t host_max_sockets(const struct cg_target *t, int n)
 {
-	struct host_limits h = {};
-	unsigned long long fm = 0;
-	struct sysinfo si;
+	struct host_limits h;
 	uint32_t v;
-	FILE *f;
 
-	if (!sysinfo(&si))
-		h.mem_bytes = (uint64_t)si.totalram * si.mem_unit;
-	f = fopen("/proc/sys/fs/file-max", "re");
-	if (f && fscanf(f, "%llu", &fm) == 1)
-		h.file_max = fm;
-	if (f)
-		fclose(f);
-	h.nginx_files = nginx_files(t, n);
+	host_limits_read(t, n, &h);
 	v = max_sockets_default(&h);
 	pr_info("--max-sockets %u (from the host: %llu MiB of RAM, fs.file-max %llu, nginx open "
 		"files %llu)\n", v, (unsigned long long)(h.mem_bytes >> 20),
@@ -397,25 +163,19 @@ static void print_ready(const struct runtime *rt, bool pin)
  */
 static int limit_to_own_netns(struct runtime *rt)
 {
-	socklen_t len = sizeof(__u64);
-	__u64 cookie = 0;
-	int err, fd;
+	uint64_t cookie;
+	int err, ret;
 
 	err = netns_can_enter();
 	if (!err) /* and none left by a pinned data plane's earlier run */
 		return dataplane_set_netns_only(rt->maps.fd[MAP_CONFIG], 0) ? -1 : 0;
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	/* SO_NETNS_COOKIE (5.14+; asm-generic/socket.h): the cookie
-	 * bpf_get_netns_cookie() gives the data plane */
-	if (fd < 0 || getsockopt(fd, SOL_SOCKET, 71, &cookie, &len) || !cookie) {
+	ret = netns_cookie(&cookie);
+	if (ret) {
 		pr_warn("this agent may not enter other network namespaces (setns: %s) and can't "
 			"name its own (SO_NETNS_COOKIE: %s): not accelerating\n", strerror(-err),
-			strerror(errno));
-		if (fd >= 0)
-			close(fd);
+			strerror(-ret));
 		return 1;
 	}
-	close(fd);
 	snprintf(rt->info.netns_scope, sizeof(rt->info.netns_scope), "setns: %s (CAP_SYS_ADMIN)",
 		 strerror(-err));
 	pr_warn("this agent may not enter other network namespaces (setns: %s; it needs "
@@ -653,7 +413,7 @@ int runtime_start(struct runtime *rt, const struct run_opts *o)
 		return -1;
 	/* Signals are taken through a signalfd in runtime_serve(); block them
 	 * now so a SIGTERM during set-up is not lost (or fatal) either. */
-	stop_signals(&mask);
+	runtime_stop_signals(&mask);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	if (load(rt, o, max_sockets) || attach(rt, o, targets, n))

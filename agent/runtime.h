@@ -11,6 +11,7 @@
 #define NGX_SOCKMAP_RUNTIME_H
 
 #include <limits.h>
+#include <signal.h>
 #include <stdbool.h>
 #include "dataplane.h"
 #include "enforcer.h"
@@ -68,6 +69,9 @@ void runtime_publish(struct runtime *rt);
  * attached ones) again, and their addresses (local_addrs): before the
  * first attach, after each, every tick. */
 void runtime_refresh_netns(struct runtime *rt, const struct cg_target *cgs, int n);
+/* The signals that end the run (SIGINT, SIGTERM, SIGHUP): blocked from
+ * runtime_start on, taken through a signalfd by the loop. */
+void runtime_stop_signals(sigset_t *mask);
 /* Serve until SIGINT/SIGTERM (blocked since runtime_start: taken through
  * a signalfd here).  0, or -errno when the loop itself failed. */
 int runtime_serve(struct runtime *rt);
