@@ -4,7 +4,8 @@
 # 4-tuple and initial sequence numbers into a socket of its own.
 # A pair is proven by the mirrored 4-tuple (no netns cookie for a
 # non-loopback address) and the ISN cross-match (docs/DESIGN.md); both can
-# be forged (KERNEL-FACTS "Predictable ISNs").
+# be forged: TCP_REPAIR sets a socket's sequence numbers
+# (net/ipv4/tcp.c tcp_repair_set_window, do_tcp_setsockopt TCP_QUEUE_SEQ).
 #   netns V: the tracked server S on 10.215.0.2:80;
 #   netns C: the victim, a TCP client made of raw frames (AF_PACKET on the
 #            veth whose peer is in V; 10.215.0.1 is not configured in C, so
@@ -53,11 +54,6 @@ ip -n "$NX" neigh replace $NET.2 lladdr "$(macof "$NX" xb)" dev xa nud permanent
 	fail "neighbour in X"
 ok "V ($NET.2) <-> C (raw, no address); X ($NET.1) on its own veth"
 
-jget() {
-	python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' \
-		"$1" "$2" 2>/dev/null || echo "(no $2 in $1)"
-}
-
 # run NAME VARIANT: one attempt, results in $TMP/NAME/
 run() {
 	local name=$1 variant=$2 d=$TMP/$1 x
@@ -95,7 +91,7 @@ check() {
 	# $(...) drops the request's final newline
 	assert_eq "$(jget "$d/server.json" request)" "GET /secret HTTP/1.0" "$2: S got the victim's request"
 	assert_eq "$(jget "$d/impostor.json" got)" 0 "$2: the impostor received nothing"
-	assert_eq "$(jget "$d/victim.json" is_answer)" True "$2: the victim got S's whole answer"
+	assert_eq "$(jget "$d/victim.json" is_answer)" true "$2: the victim got S's whole answer"
 }
 
 for variant in repair copy; do

@@ -4,7 +4,7 @@
 # TCP_ULP "tls") never lets the other end see the wrong bytes.  kTLS runs
 # the sk_msg verdict on plaintext (net/tls/tls_sw.c bpf_exec_tx_verdict),
 # so a redirect would hand plaintext to a peer that expects TLS records
-# (KERNEL-FACTS "ULPs").  The guard's cgroup/setsockopt program refuses
+# (docs/DESIGN.md, the guard).  The guard's cgroup/setsockopt program refuses
 # TCP_ULP on a tracked socket with EPERM (the only outcome allowed here),
 # ulp_refused counts it, and the ends carry on with TLS in user space as
 # OpenSSL does (the probe sends/reads the records themselves):

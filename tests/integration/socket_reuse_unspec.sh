@@ -9,7 +9,8 @@
 # B must get exactly C's bytes; A must get nothing and see its connection
 # end (reset or EOF, no hang).  The same sequence runs first without the
 # agent: that live reference is what every tracked run is compared with.
-# B is (a) tracked, (b) untracked.  KERNEL-FACTS "Socket reuse": the socket
+# B is (a) tracked, (b) untracked.  connect(AF_UNSPEC) disconnects without
+# closing (net/ipv4/tcp.c tcp_disconnect): the socket
 # stays in the SOCKHASH with A's unread redirected bytes, and C reads them
 # first after reconnecting.
 . "$(dirname "$0")/../lib/common.sh"
@@ -20,16 +21,6 @@ cg_new CA srv_a
 cg_new CC cli
 cg_new CBT srv_b_tracked
 cg_new CBU srv_b_untracked
-
-# jget FILE KEY: a value of a result file (dicts as sorted JSON, so two
-# results compare as strings)
-jget() {
-	python3 -c '
-import json, sys
-v = json.load(open(sys.argv[1]))[sys.argv[2]]
-print(json.dumps(v, sort_keys=True) if isinstance(v, dict) else v)' "$1" "$2" 2>/dev/null ||
-		echo "(no $2 in $1)"
-}
 
 # scenario NAME CGROUP_OF_B: one run of the whole sequence, results in
 # $TMP/NAME/{A,B,client}.json

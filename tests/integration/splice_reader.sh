@@ -3,7 +3,8 @@
 # Proves: a server that reads with splice(2) (HAProxy splice mode, Go's
 # io.Copy, any L4 relay) never hangs on a tracked connection.
 # tcp_splice_read() reads only sk_receive_queue, so bytes redirected into
-# the psock are invisible to it (KERNEL-FACTS "splice(2) readers").
+# the psock are invisible to it (net/ipv4/tcp.c tcp_splice_read,
+# tcp_read_sock; net/ipv4/tcp_bpf.c keeps them in psock->ingress_msg).
 # 40 connections (4 at a time) from a tracked client to a tracked splice
 # server, each sends 64 KiB and waits for the server's ack.  Every
 # connection must either complete with every byte right or end with an

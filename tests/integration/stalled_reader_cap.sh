@@ -19,7 +19,7 @@
 # passes: 6.12.117), a lagging direction moves to TCP at the reader's
 # receive buffer, long before the cap: slow_reader_bounded.sh proves that
 # case, and this one skips.
-# KERNEL-FACTS "Stalled readers": bpf_tcp_ingress() charges redirected
+# net/ipv4/tcp_bpf.c bpf_tcp_ingress() charges redirected
 # bytes with sk_rmem_schedule, bounded only by the global tcp_mem.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/tcpkit.sh"
@@ -36,11 +36,6 @@ else
 	log "this build's 'run' has no --max-unread: running without it"
 fi
 METRICS=127.0.0.1:18339
-jget() {
-	python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' \
-		"$1" "$2" 2>/dev/null || echo "(no $2 in $1)"
-}
-
 for ((h = 0; h < ${#TIERS_TODO[@]}; h++)); do
 # shellcheck disable=SC2046
 agent_start "${args[@]}" --metrics $METRICS $(tier_args "${TIERS_TODO[h]}")

@@ -13,11 +13,6 @@
 PY=$TOP/tests/lib/stalled_reader.py
 cg_new CS srv
 cg_new CC cli
-jget() {
-	python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' \
-		"$1" "$2" 2>/dev/null || echo "(no $2 in $1)"
-}
-
 for ((h = 0; h < ${#TIERS_TODO[@]}; h++)); do
 # shellcheck disable=SC2046
 agent_start -c "$CS" -c "$CC" --unread-budget 8M $(tier_args "${TIERS_TODO[h]}")

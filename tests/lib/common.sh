@@ -152,12 +152,14 @@ probe_wait() {
 }
 
 # jget FILE KEY: one key of a JSON object in FILE (a probe's result), a
-# string as it is, anything else as JSON; "(no KEY in FILE)" without it
+# string as it is, anything else as JSON (dicts with sorted keys, so two
+# compare); "(no KEY in FILE)" without it
 jget() {
 	python3 -c '
 import json, sys
 v = json.load(open(sys.argv[1]))[sys.argv[2]]
-print(v if isinstance(v, str) else json.dumps(v))' "$1" "$2" 2>/dev/null || echo "(no $2 in $1)"
+print(v if isinstance(v, str) else json.dumps(v, sort_keys=True))' "$1" "$2" 2>/dev/null ||
+		echo "(no $2 in $1)"
 }
 
 # stat_get FIELD : one field of `ngx-sockmap status --json` (e.g. pairs,
