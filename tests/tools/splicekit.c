@@ -10,7 +10,8 @@
  * redirected connection waits forever: that is what this tool measures.
  *
  *   splicekit server --listen ADDR:PORT --ready-file F --out F
- *                    [--conns N] [--recv-first K] [--timeout S] [--io-uring]
+ *                    [--conns N] [--recv-first K] [--timeout S]
+ *                    [--io-uring | --sendfile]
  *   splicekit client --connect ADDR:PORT --out F [--conns N] [--parallel P]
  *                    [--bytes N] [--seed S] [--timeout S]
  *
@@ -22,7 +23,10 @@
  * acks, waits for the client's EOF and closes.  --io-uring splices
  * through io_uring (IORING_OP_SPLICE, one ring per connection) instead of
  * the syscall: what a reader built on io_uring does, which the splice(2)
- * tracepoint never sees.
+ * tracepoint never sees.  --sendfile reads with sendfile(pipe, socket)
+ * instead: do_sendfile() (fs/read_write.c) hands a pipe output to
+ * splice_file_to_pipe(), which ends in the same tcp_splice_read(),
+ * without a splice(2) syscall either.
  *
  * Both ends write one line per connection to --out, keyed by the client's
  * port (so the test joins the two views):
@@ -53,6 +57,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -71,7 +76,7 @@ struct opts {
 	unsigned conns, parallel;
 	uint64_t bytes, seed, recv_first;
 	double timeout;
-	bool io_uring;
+	bool io_uring, sendfile;
 };
 
 static struct opts o = {
@@ -206,9 +211,17 @@ static ssize_t srv_read(struct srv_conn *s, uint8_t *buf, size_t len)
 		if (use_recv) {
 			n = recv(s->c.fd, buf, len, MSG_DONTWAIT);
 		} else {
-			n = o.io_uring ? uring_splice(s, len, SPLICE_F_NONBLOCK | SPLICE_F_MOVE)
-				       : splice(s->c.fd, NULL, s->pipe[1], NULL, len,
-						SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+			/* sendfile: non-blocking as the socket is
+			 * (accept4): tcp_splice_read() takes its
+			 * timeout from the socket's O_NONBLOCK, not
+			 * from splice flags, which sendfile has none of */
+			if (o.io_uring)
+				n = uring_splice(s, len, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+			else if (o.sendfile)
+				n = sendfile(s->pipe[1], s->c.fd, NULL, len);
+			else
+				n = splice(s->c.fd, NULL, s->pipe[1], NULL, len,
+					   SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
 			if (n > 0) {
 				/* empty the pipe into buf: it held nothing before */
 				for (got = 0; got < n;) {
@@ -545,7 +558,8 @@ int main(int argc, char **argv)
 		{ "listen", 1, 0, 'l' }, { "connect", 1, 0, 'c' }, { "out", 1, 0, 'o' },
 		{ "ready-file", 1, 0, 'r' }, { "conns", 1, 0, 'n' }, { "parallel", 1, 0, 'p' },
 		{ "bytes", 1, 0, 'b' }, { "seed", 1, 0, 's' }, { "timeout", 1, 0, 't' },
-		{ "recv-first", 1, 0, 'f' }, { "io-uring", 0, 0, 'u' }, { 0 },
+		{ "recv-first", 1, 0, 'f' }, { "io-uring", 0, 0, 'u' }, { "sendfile", 0, 0, 'S' },
+		{ 0 },
 	};
 	struct sigaction sa = { .sa_handler = on_signal };
 	int c;
@@ -566,11 +580,14 @@ int main(int argc, char **argv)
 		case 't': o.timeout = strtod(optarg, NULL); break;
 		case 'f': o.recv_first = parse_num(optarg); break;
 		case 'u': o.io_uring = true; break;
+		case 'S': o.sendfile = true; break;
 		default: die("unknown option");
 		}
 	}
 	if (!o.addr.sin_family || !o.out || (o.server && !o.ready_file))
 		die("--listen/--connect, --out (and for the server --ready-file) are required");
+	if (o.io_uring && o.sendfile)
+		die("--io-uring or --sendfile, not both");
 	if (o.conns < 1 || o.conns > MAX_CONNS || o.parallel < 1 || o.parallel > 64 ||
 	    o.timeout <= 0)
 		die("--conns 1..4096, --parallel 1..64, --timeout > 0");
