@@ -26,9 +26,9 @@ const char *const guard_hooks_names[GUARD_HOOKS__MAX] = {
 	[GUARD_HOOKS_NONE] = "none",
 };
 
-/* The programs of one set of hooks, splice's first (bpf/guard.bpf.c),
- * and each exit before its enter: a sender marked by an enter hook must
- * find its exit hook attached. */
+/* The programs of one set of hooks (bpf/guard.bpf.c), each exit before
+ * its enter: a sender marked by an enter hook must find its exit hook
+ * attached. */
 static int hook_progs(const struct guard *g, enum guard_hooks hooks, struct bpf_program **out)
 {
 	struct guard_bpf *s = g->skel;
@@ -43,6 +43,7 @@ static int hook_progs(const struct guard *g, enum guard_hooks hooks, struct bpf_
 		return n;
 	}
 	out[n++] = s->progs.splice_enter;
+	out[n++] = s->progs.sendfile_enter;
 	out[n++] = s->progs.sendto_exit;
 	out[n++] = s->progs.sendmsg_exit;
 	out[n++] = s->progs.sendmmsg_exit;
@@ -52,6 +53,16 @@ static int hook_progs(const struct guard *g, enum guard_hooks hooks, struct bpf_
 	out[n++] = s->progs.uring_enter_exit;
 	out[n++] = s->progs.uring_submit;
 	return n;
+}
+
+/* The hooks that see a socket spliced (tcp_splice_read(): splice(2),
+ * sendfile(2)), which a kernel whose splice reads redirected bytes
+ * (selftest: splice_read) does not need.  io_uring's splices are
+ * uring_submit's, told apart there (uring_splice). */
+static bool splice_hook(const struct guard *g, const struct bpf_program *p)
+{
+	return p == g->skel->progs.splice_fentry || p == g->skel->progs.splice_enter ||
+	       p == g->skel->progs.sendfile_enter;
 }
 
 /* io_uring's hooks (the tracepoint set's last two): a kernel built
@@ -259,9 +270,11 @@ int guard_arm(struct guard *g)
 	}
 	forget_oob_senders(g);
 	n = hook_progs(g, g->hooks, progs);
-	/* where splice(2) sees redirected bytes (selftest: splice_read), a
-	 * splicing reader needs nothing */
-	for (i = g->splice ? 0 : 1; i < n; i++) {
+	for (i = 0; i < n; i++) {
+		/* where splice(2) sees redirected bytes (selftest:
+		 * splice_read), a splicing reader needs nothing */
+		if (!g->splice && splice_hook(g, progs[i]))
+			continue;
 		if (uring_hook(g, progs[i]) && !kernel_has_uring())
 			continue;
 		g->hook_links[g->n_hooks] = bpf_program__attach(progs[i]);
@@ -285,9 +298,9 @@ static void *destroy_link(void *link)
 
 /* Each tracepoint's detach waits for tracepoint_synchronize_unregister()
  * (kernel/trace/trace_event_perf.c, perf_trace_event_unreg()): 70 ms on
- * this project's 6.18 host, so the nine hooks one after the other held
+ * this project's 6.18 host, so nine hooks one after the other held
  * the agent's loop for 0.64 s at every disarm and exit.  From a thread
- * each, the waits overlap in part (0.35 s for the nine here: the kernel
+ * each, the waits overlap in part (0.35 s for those nine here: the kernel
  * still serializes some of each).  A mark an enter hook sets while its
  * exit hook is already gone is forgotten after (forget_oob_senders()). */
 static void destroy_links(struct bpf_link **links, int n)

@@ -4,10 +4,11 @@
  * TCP would, and ends such connections.  Shares the data plane's maps
  * (accel_maps.h; the agent hands them over with bpf_map__reuse_fd).
  *
- *   splice_*        a tracked socket read with splice(2): tcp_splice_read()
- *                   reads only sk_receive_queue, never the psock's
- *                   ingress_msg, so the reader would wait forever (or spin:
- *                   poll says readable).  Ask for a reset.
+ *   splice_*        a tracked socket read with splice(2) or sendfile(2):
+ *   sendfile_*      tcp_splice_read() reads only sk_receive_queue, never
+ *                   the psock's ingress_msg, so the reader would wait
+ *                   forever (or spin: poll says readable).  Ask for a
+ *                   reset.
  *   send*_*         a send() with MSG_OOB: tcp_bpf_sendmsg() has no urgent
  *                   path, a redirect delivers the byte inline.  Mark the
  *                   task; msg_redirect sends it through TCP or ends the
@@ -35,8 +36,8 @@
  *                   (ours, or another sockmap user's) run them.  Needs
  *                   BPF trampolines, which some hosts refuse (EPERM; this
  *                   development host, which also has no kprobes).
- *   tracepoints     on the splice and send* syscalls, and io_uring's
- *                   submissions: load everywhere, but while one is
+ *   tracepoints     on the splice, sendfile and send* syscalls, and
+ *                   io_uring's submissions: load everywhere, but while one is
  *                   attached every syscall of every task on the host takes
  *                   the slow entry path (kernel/tracepoint.c
  *                   syscall_regfunc sets SYSCALL_TRACEPOINT on all
@@ -142,7 +143,22 @@ int splice_enter(struct trace_event_raw_sys_enter *ctx)
 	return 0;
 }
 
-/* inet_stream_ops and inet6_stream_ops .splice_read (net/ipv4/af_inet.c) */
+/* sendfile(2) from a socket splices it without the splice syscall:
+ * do_sendfile() (fs/read_write.c) reads in_fd with splice_file_to_pipe()
+ * when out_fd is a pipe, else with do_splice_direct(); both end in its
+ * .splice_read, tcp_splice_read().  This hook costs sendfile calls
+ * only: the slow entry path every syscall takes comes with the other
+ * hooks already (kernel/trace/trace_syscalls.c runs a program only for
+ * the syscall numbers it is attached to). */
+SEC("tracepoint/syscalls/sys_enter_sendfile64")
+int sendfile_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	spliced_socket(our_socket_of_fd((int)ctx->args[1]));
+	return 0;
+}
+
+/* inet_stream_ops and inet6_stream_ops .splice_read (net/ipv4/af_inet.c):
+ * splice(2), sendfile(2) and io_uring's splices all come here */
 SEC("fentry/tcp_splice_read")
 int BPF_PROG(splice_fentry, struct socket *sock)
 {

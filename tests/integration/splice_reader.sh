@@ -14,8 +14,10 @@
 # same with a server that reads its first 1000 bytes with recv() and
 # switches to splice, and with one that splices through io_uring
 # (IORING_OP_SPLICE: no splice(2) syscall; the tracepoint tier sees it at
-# io_uring_submit_req).  Plain TCP (no agent) is run first: every connection
-# completes there.  Once per tier (common.sh tiers): what the host gives
+# io_uring_submit_req), and with one that reads with sendfile(pipe, socket)
+# (splice_file_to_pipe() into tcp_splice_read(): no splice(2) syscall
+# either; the tracepoint tier sees it at sendfile64).  Plain TCP (no agent)
+# is run first, with both readers: every connection completes there.  Once per tier (common.sh tiers): what the host gives
 # (fentry or tracepoints; iter/tcp or sock_diag resets) and the weakest
 # of each forced (tracepoints, sock_diag).
 . "$(dirname "$0")/../lib/common.sh"
@@ -125,6 +127,8 @@ check() {
 # Plain TCP: the tool and the expectations are right
 run ref
 assert_eq "$ok/$n" $CONNS/$CONNS "plain TCP: every connection to the splice server completed"
+run ref-sendfile --sendfile
+assert_eq "$ok/$n" $CONNS/$CONNS "plain TCP: every connection to the sendfile server completed"
 
 # What the host gives, then the weakest tier (what hosts that refuse
 # tracing programs get): both must end splicing readers.
@@ -134,10 +138,11 @@ for ((h = 0; h < ${#TIERS_TODO[@]}; h++)); do
 	tier_check "${TIERS_TODO[h]}"
 	hooks=${TIER//\//-}
 	for v in splice:"splice reader" mixed:"recv() then splice reader" \
-		uring:"io_uring splice reader"; do
+		uring:"io_uring splice reader" sendfile:"sendfile(2) reader"; do
 		name=${v%%:*}-$hooks label="${v#*:} ($TIER)" args=()
 		[[ $name = mixed* ]] && args=(--recv-first 1000)
 		[[ $name = uring* ]] && args=(--io-uring)
+		[[ $name = sendfile* ]] && args=(--sendfile)
 		st p0 pairs
 		r0=$(stat_get resets.splice 2>/dev/null || echo missing)
 		run $name "${args[@]}"
