@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/vfs.h>
+#include <sys/wait.h>
 #include <linux/magic.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -221,6 +224,69 @@ void guard_describe(const struct guard *g, char *hooks, size_t hlen, char *why, 
 		snprintf(why, wlen, "--guard-hooks tracepoints");
 	else
 		snprintf(why, wlen, "%s", "");
+}
+
+#ifdef __x86_64__
+static void ia32_fault(int sig)
+{
+	(void)sig;
+	_exit(2);
+}
+
+/* Do ia32 syscalls run here?  A child makes one (int $0x80, i386
+ * getpid): it returns the pid where ia32 emulation is on, and faults
+ * (SIGSEGV, caught) where it is off (ia32_emulation=0 on the command
+ * line, or not built: arch/x86/kernel/idt.c idt_setup_traps sets the
+ * int 0x80 gate only where ia32_enabled()).  Anything else (a seccomp
+ * filter on the agent, such as the unit's SystemCallArchitectures=native,
+ * which may kill the child: not dumpable, so no core dump; no fork)
+ * can't tell: other processes may still run them, so yes. */
+static bool ia32_syscalls_run(void)
+{
+	struct sigaction sa = { .sa_handler = ia32_fault };
+	sigset_t segv;
+	pid_t pid;
+	int st;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return true;
+	if (!pid) {
+		long ret;
+
+		prctl(PR_SET_DUMPABLE, 0);
+		sigaction(SIGSEGV, &sa, NULL);
+		sigemptyset(&segv);
+		sigaddset(&segv, SIGSEGV);
+		sigprocmask(SIG_UNBLOCK, &segv, NULL);
+		asm volatile("int $0x80" : "=a"(ret) : "a"(20L) : "r8", "r9", "r10", "r11", "memory");
+		_exit(ret == getpid() ? 0 : 1);
+	}
+	while (waitpid(pid, &st, 0) != pid)
+		if (errno != EINTR)
+			return true;
+	return !((WIFEXITED(st) && WEXITSTATUS(st) == 2) ||
+		 (WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV));
+}
+#endif
+
+/* The syscall tracepoints never fire for ia32 syscalls (x86's
+ * ARCH_TRACE_IGNORE_COMPAT_SYSCALLS, arch/x86/include/asm/ftrace.h;
+ * kernel/trace/trace_syscalls.c trace_get_syscall_nr): a 32-bit
+ * program's splice or MSG_OOB send, or a 64-bit one's through int $0x80,
+ * is not seen there.  fentry sees them (tcp_splice_read() and
+ * tcp_bpf_sendmsg() whatever the syscall).  "unseen" where they run,
+ * "off" where ia32 emulation is off, "" for fentry, none, or not x86-64. */
+const char *guard_ia32(const struct guard *g)
+{
+	if (!g->skel || g->hooks != GUARD_HOOKS_TRACEPOINTS)
+		return "";
+#ifdef __x86_64__
+	return ia32_syscalls_run() ? "unseen" : "off";
+#else
+	return "";
+#endif
 }
 
 /* libbpf attaches tracepoints through tracefs (events/.../id), which a

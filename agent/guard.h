@@ -53,6 +53,10 @@ int guard_load(struct guard *g, const struct bpf_object *dataplane, enum guard_h
 /* For status: the hooks loaded (fentry, tracepoints, none) and, for the
  * weaker ones, why ("fentry refused: ...", "--guard-hooks tracepoints"). */
 void guard_describe(const struct guard *g, char *hooks, size_t hlen, char *why, size_t wlen);
+/* For status, on the tracepoint hooks of x86-64: "unseen" where 32-bit
+ * (ia32) syscalls run here, which they do not see; "off" where ia32
+ * emulation is off; else "".  Forks a child to find out. */
+const char *guard_ia32(const struct guard *g);
 /* The hooks (MSG_OOB sends, splice): attach, or detach and forget the
  * senders they marked.  guard_arming.c decides when. */
 int guard_arm(struct guard *g);

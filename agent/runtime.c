@@ -336,6 +336,7 @@ static int load(struct runtime *rt, const struct run_opts *o, uint32_t max_socke
 	};
 	guard_describe(&rt->dp.guard, rt->info.guard_hooks, sizeof(rt->info.guard_hooks),
 		       rt->info.guard_why, sizeof(rt->info.guard_why));
+	snprintf(rt->info.guard_ia32, sizeof(rt->info.guard_ia32), "%s", guard_ia32(&rt->dp.guard));
 	netns = limit_to_own_netns(rt);
 	if (netns < 0)
 		return -1;

@@ -160,6 +160,7 @@ static json_object *info_to_json(const struct agent_info *info, const struct age
 	add_str(root, "metrics", info->metrics);
 	add_str(root, "guard_hooks", info->guard_hooks);
 	add_str(root, "guard_why", info->guard_why);
+	add_str(root, "guard_ia32", info->guard_ia32);
 	add_str(root, "netns_scope", info->netns_scope);
 	o = json_object_new_object();
 	for (i = 0; i < HZ__MAX; i++) {
@@ -267,6 +268,7 @@ static void info_from_json(json_object *root, struct agent_info *info)
 	copy_str(info->metrics, sizeof(info->metrics), root, "metrics");
 	copy_str(info->guard_hooks, sizeof(info->guard_hooks), root, "guard_hooks");
 	copy_str(info->guard_why, sizeof(info->guard_why), root, "guard_why");
+	copy_str(info->guard_ia32, sizeof(info->guard_ia32), root, "guard_ia32");
 	copy_str(info->netns_scope, sizeof(info->netns_scope), root, "netns_scope");
 	for (i = 0; i < HZ__MAX; i++) {
 		o = get(get(root, "guards"), hazard_names[i]);

@@ -48,6 +48,11 @@ void status_print_text(FILE *out, const struct counters *c, const struct agent_i
 	if (!strcmp(info->guard_hooks, "tracepoints"))
 		fprintf(out, "guard       tracepoints: every syscall on the host is slower while armed\n"
 			"            (%s)\n", info->guard_why);
+	/* guard.c guard_ia32() */
+	if (!strcmp(info->guard_ia32, "unseen"))
+		fprintf(out, "            32-bit (ia32) syscalls run here and are not seen\n");
+	else if (!strcmp(info->guard_ia32, "off"))
+		fprintf(out, "            32-bit (ia32) syscalls: none (ia32 emulation is off)\n");
 	else if (info->guard_hooks[0])
 		fprintf(out, "guard       %s\n", info->guard_hooks);
 	if (info->netns_scope[0])
@@ -120,6 +125,7 @@ json_object *status_to_json(const struct counters *c, const struct agent_info *i
 	json_object_object_add(root, "metrics", json_str(info->metrics));
 	json_object_object_add(root, "guard_hooks", json_str(info->guard_hooks));
 	json_object_object_add(root, "guard_why", json_str(info->guard_why));
+	json_object_object_add(root, "guard_ia32", json_str(info->guard_ia32));
 	o = json_object_new_object();
 	for (i = 0; i < HZ__MAX; i++) {
 		json_object *h = json_object_new_object();

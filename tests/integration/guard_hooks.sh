@@ -14,11 +14,38 @@
 #     after 3 s with nothing tracked and --guard-idle 1.
 #     tracepoints: status says why and what they cost, and --guard-hooks
 #     fentry exits non-zero naming the refusal.
-#  3. --guard-hooks tracepoints is taken on any kernel.
+#  3. --guard-hooks tracepoints is taken on any kernel.  On x86-64 status
+#     says whether 32-bit (ia32) syscalls, which syscall tracepoints never
+#     see, run here: as a child's int $0x80 finds (SIGSEGV where ia32
+#     emulation is off).  fentry sees them: nothing said there.
 #  4. Agent stopped: no link of its hooks left.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/tcpkit.sh"
 cg_new CS srv
+
+# ia32_here: unseen (an i386 getpid through int $0x80 works), off
+# (SIGSEGV), unknown, or "" off x86-64
+ia32_here() {
+	[ "$(uname -m)" = x86_64 ] || return 0
+	python3 - <<'PY'
+import ctypes, mmap, os, resource, signal
+pid = os.fork()
+if pid == 0:
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    m = mmap.mmap(-1, mmap.PAGESIZE,
+                  prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+    m.write(b"\xb8\x14\x00\x00\x00\xcd\x80\xc3")  # mov eax, 20; int $0x80; ret
+    f = ctypes.CFUNCTYPE(ctypes.c_int)(ctypes.addressof(ctypes.c_char.from_buffer(m)))
+    os._exit(0 if f() == os.getpid() else 1)
+_, st = os.waitpid(pid, 0)
+if os.WIFSIGNALED(st) and os.WTERMSIG(st) == signal.SIGSEGV:
+    print("off")
+elif os.WIFEXITED(st) and os.WEXITSTATUS(st) == 0:
+    print("unseen")
+else:
+    print("unknown")
+PY
+}
 
 host_tps() { bpftool -j link list | grep -o '"tracepoint":"sys_[a-z_]*"' | grep -c 'send\|splice' || true; }
 before=$(host_tps)
@@ -47,6 +74,7 @@ if [ "$hooks" = fentry ]; then
 	[ "$(stat_get selftest.checks.splice_read.result)" = fail ] && want=3
 	assert_eq "$(agent_prog_links "$GUARD_FENTRY_PROGS")" $want "fentry: send_fentry, send_fexit (and splice_fentry) attached"
 	assert_eq "$(agent_prog_links "$GUARD_TP_PROGS")" 0 "fentry: no syscall tracepoint of the agent"
+	assert_eq "$(stat_get guard_ia32)" "" "fentry: nothing said of ia32 syscalls (fentry sees them)"
 	assert_eq "$(host_tps)" "$before" "fentry: no send/splice syscall tracepoint link on the host"
 	sleep 3
 	assert_eq "$(stat_get guards_armed)" True "fentry: still armed 3 s idle (--guard-idle 1 is for tracepoints)"
@@ -79,6 +107,20 @@ assert_eq "$(stat_get guard_hooks)" tracepoints "--guard-hooks tracepoints is ta
 	fail "status does not say the tracepoints were asked for: $("$AGENT" status | grep -A1 '^guard')"
 ok "status says the tracepoints were asked for"
 assert_ge "$(agent_prog_links "$GUARD_TP_PROGS")" 6 "its syscall tracepoints attached"
+ia32=$(ia32_here)
+log "ia32 syscalls here: ${ia32:-not x86-64}"
+case $ia32 in
+unseen | off)
+	assert_eq "$(stat_get guard_ia32)" "$ia32" "status --json: guard_ia32 says what int \$0x80 finds here"
+	want="32-bit (ia32) syscalls run here and are not seen"
+	[ "$ia32" = off ] && want="32-bit (ia32) syscalls: none (ia32 emulation is off)"
+	"$AGENT" status | grep -A3 '^guard  *tracepoints' | grep -qF "$want" ||
+		fail "status text does not say '$want': $("$AGENT" status | grep -A3 '^guard')"
+	ok "status text says it too"
+	;;
+"") assert_eq "$(stat_get guard_ia32)" "" "not x86-64: nothing said of ia32" ;;
+*) log "int \$0x80 neither worked nor faulted here: not compared" ;;
+esac
 agent_stop || fail "agent did not exit 0"
 
 # 4. nothing left
