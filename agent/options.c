@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "accel.h"    /* ACCEL_DEFAULT_* */
 #include "enforcer.h" /* reset_mech_opts, unread_mech_opts */
 #include "guard.h"    /* guard_hooks_names */
 #include "k8s.h"      /* K8S_NAMESPACE_MAX */
@@ -181,9 +182,9 @@ const struct run_opts run_opts_defaults = {
 	 * connection of one request and one response costs 0.93x of TCP's
 	 * CPU, and the close and conns1000 benches ran faster and with a
 	 * shorter tail without the policy (docs/bench/breakeven). */
-	.short_conn_msgs = 0,
+	.short_conn_msgs = ACCEL_DEFAULT_SHORT_CONN_MSGS,
 	.xdp_sample = 64,
-	.max_unread = 64ULL << 20,
+	.max_unread = ACCEL_DEFAULT_MAX_UNREAD,
 	.guard_idle = 30,
 	.metrics = true,
 };

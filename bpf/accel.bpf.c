@@ -46,17 +46,24 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-/* Port policy, set by the agent before load (--ports). */
+/*
+ * Load-time settings: every one the agent sets before load
+ * (agent/dataplane.c dataplane_load), so the verifier drops the branches
+ * a setting turns off.  The defaults are the options' (accel.h
+ * ACCEL_DEFAULT_*, which options.c uses too).
+ */
+/* Port policy (--ports). */
 const volatile __u32 ports_all = 1;
 const volatile __u64 port_bits[65536 / 64];
-/* Skip ports whose connections average fewer sends (0: track all). */
-const volatile __u32 short_conn_msgs = 4;
+/* Skip ports whose connections average fewer sends (--short-conn; 0:
+ * track all). */
+const volatile __u32 short_conn_msgs = ACCEL_DEFAULT_SHORT_CONN_MSGS;
 /* Send a direction to TCP when its reader falls behind.  Only where the
  * self-test showed FIONREAD counts TCP bytes of a sockmap socket too. */
 const volatile __u32 slow_reader_fallback = 0;
 /* Unread redirected bytes one reader may hold (--max-unread): past it the
  * connection is ended.  0: no cap (the self-test's private copy). */
-const volatile __u64 max_unread = 64ULL << 20;
+const volatile __u64 max_unread = ACCEL_DEFAULT_MAX_UNREAD;
 /* Insert an active end only when its peer's address belongs to a network
  * namespace with tracked processes (local_addrs, kept by the agent). */
 const volatile __u32 check_local_addrs = 0;
@@ -71,6 +78,12 @@ const volatile __u32 watch_unread = 0;
 /* Test builds only: spin this many rounds between the passive end's
  * checks and its claim, to widen the race the claim protocol closes. */
 const volatile __u32 test_claim_delay = 0;
+/* 1: insert sockets only while the agent says the guard's tracepoints are
+ * attached (struct guard_state).  0 (the self-test's instance): always. */
+const volatile __u32 guards_lazy = 0;
+/* The events themselves where the kernel has no BPF arena (before 6.9):
+ * the agent turns conn_arena's creation off and this on. */
+const volatile __u32 events_in_arena = 1;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -102,10 +115,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct accel_config);
 } accel_config SEC(".maps");
-
-/* 1: insert sockets only while the agent says the guard's tracepoints are
- * attached (struct guard_state).  0 (the self-test's instance): always. */
-const volatile __u32 guards_lazy = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -159,10 +168,6 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 4096);
 } ring_wakeups SEC(".maps");
-
-/* The events themselves where the kernel has no BPF arena (before 6.9):
- * the agent turns conn_arena's creation off and this on. */
-const volatile __u32 events_in_arena = 1;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);

@@ -356,6 +356,11 @@ struct agent_gauges {
 	__u64 follow_released;  /* followed cgroups given back (idle, or for a named one) */
 };
 
+/* Defaults of the data plane's load-time settings that are options too:
+ * one definition, for accel.bpf.c's rodata and agent/options.c. */
+#define ACCEL_DEFAULT_SHORT_CONN_MSGS 0          /* --short-conn: track all */
+#define ACCEL_DEFAULT_MAX_UNREAD      (64ULL << 20) /* --max-unread 64M */
+
 #define ACCEL_MAX_SOCKETS 131072
 /* Nonces the agent keeps ready (getrandom(2)) for active ends; an empty
  * pool means TCP (fallbacks{no_nonce}).  Bit 0 of a nonce is never sent
