@@ -1,4 +1,10 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * The data plane's object (dataplane.h): open it, give it its load-time
+ * settings, load it (the guard with it), attach sk_msg to the SOCKHASH
+ * and sock_ops to each cgroup (pinned under PIN_DIR with --pin, adopted
+ * by the next run), and undo all of it; everyone else gets fds from here.
+ */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>

@@ -1,4 +1,12 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * The enforcer (enforcer.h says what and why): at start the plan picks
+ * iter/tcp or sock_diag to end connections and iter/sockmap or watch to
+ * measure unread bytes; then it takes reset requests from the data plane's
+ * ring (and its backlog when the ring was full), carries each out in the
+ * doomed socket's network namespace, logs and counts it, and once a tick
+ * measures unread bytes and ends the largest readers past the budget.
+ */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>

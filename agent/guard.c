@@ -1,4 +1,10 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * The guard's object (guard.h): load it over the data plane's maps with
+ * the strongest hooks the host takes (fentry, else syscall tracepoints,
+ * else none: the ULP refusal alone), say which and why for status, and
+ * attach or detach the hooks when guard_arming.c says so.
+ */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>

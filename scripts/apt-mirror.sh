@@ -21,7 +21,7 @@ m=$(
 	} | grep -E '/debian/?$' | head -n 1
 )
 if [ -z "$m" ]; then
-	echo "apt-mirror.sh: no Debian mirror in $etc/sources.list{,.d}: set NGX_SOCKMAP_MIRROR=URL (e.g. http://deb.debian.org/debian)" >&2
+	echo "apt-mirror.sh: no Debian mirror in $etc/sources.list{,.d}: set NGX_SOCKMAP_MIRROR to the URL of the Debian mirror this host may reach (the one its apt uses)" >&2
 	exit 1
 fi
 echo "$m"

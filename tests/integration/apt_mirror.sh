@@ -3,7 +3,7 @@
 # Proves: scripts/apt-mirror.sh derives the Debian mirror only from apt's
 # own sources (deb822 .sources, one-line .list) or NGX_SOCKMAP_MIRROR, and
 # with neither names what to set in one line and exits 1, printing no
-# host it guessed (it used to fall back to deb.debian.org, unreachable on
+# host it guessed (it used to fall back to a public mirror, unreachable on
 # a host that reaches only its own mirror).
 . "$(dirname "$0")/../lib/common.sh"
 M=$TOP/scripts/apt-mirror.sh
@@ -22,5 +22,7 @@ assert_eq "$out" "" "no Debian source: nothing on stdout"
 assert_eq "$(wc -l <"$TMP/err")" 1 "no Debian source: one line on stderr"
 grep -q NGX_SOCKMAP_MIRROR "$TMP/err" || fail "the line does not say what to set: $(cat "$TMP/err")"
 ok "it says: $(cat "$TMP/err")"
+! grep -q "http" "$TMP/err" || fail "the line names a mirror host: $(cat "$TMP/err")"
+ok "and names no mirror host"
 assert_eq "$(NGX_SOCKMAP_MIRROR=http://own.test/debian NGX_SOCKMAP_APT_ETC=$TMP/none "$M")" \
 	http://own.test/debian "NGX_SOCKMAP_MIRROR wins"
