@@ -21,7 +21,7 @@
 #include "accel.skel.h"
 #include "bpfutil.h"
 #include "dataplane.h"
-#include "event_feed.h"
+#include "feed.h"
 #include "log.h"
 #include "nonce_pool.h"
 #include "paths.h"

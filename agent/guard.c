@@ -3,7 +3,7 @@
  * The guard's object (guard.h): load it over the data plane's maps with
  * the strongest hooks the host takes (fentry, else syscall tracepoints,
  * else none: the ULP refusal alone), say which and why for status, and
- * attach or detach the hooks when guard_arming.c says so.
+ * attach or detach the hooks when arming.c says so.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -134,7 +134,7 @@ static int load_with(struct guard *g, const struct bpf_object *dataplane, enum g
 /* Loaded and attached once: a refusal at attach (fentry: an ftrace user
  * with IPMODIFY on the function, an LSM; tracepoints: no tracefs and no
  * right to mount it) must make auto fall back too, not fail later.  The
- * hooks stay attached: arming_start() arms at once (guard_arming.c), and
+ * hooks stay attached: arming_start() arms at once (arming.c), and
  * detaching the tracepoints here to attach them again there cost 0.6 s
  * of every start (destroy_links()). */
 static int hooks_that_attach(struct guard *g, const struct bpf_object *dataplane,

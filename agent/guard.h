@@ -38,7 +38,7 @@ struct guard {
 	enum guard_hooks hooks;          /* loaded: FENTRY, TRACEPOINTS or NONE */
 	int fentry_err;                  /* errno of fentry's refusal; 0: not tried */
 	int tracepoints_err;             /* likewise, the tracepoints' */
-	struct bpf_link *hook_links[GUARD_MAX_HOOKS]; /* while armed (guard_arming.c) */
+	struct bpf_link *hook_links[GUARD_MAX_HOOKS]; /* while armed (arming.c) */
 	int n_hooks;
 	bool splice;                     /* splice's hook too */
 };
@@ -58,7 +58,7 @@ void guard_describe(const struct guard *g, char *hooks, size_t hlen, char *why, 
  * emulation is off; else "".  Forks a child to find out. */
 const char *guard_ia32(const struct guard *g);
 /* The hooks (MSG_OOB sends, splice): attach, or detach and forget the
- * senders they marked.  guard_arming.c decides when. */
+ * senders they marked.  arming.c decides when. */
 int guard_arm(struct guard *g);
 void guard_disarm(struct guard *g);
 /* setsockopt(TCP_ULP) refusal on a cgroup: a bpf_link, NULL + errno. */

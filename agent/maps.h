@@ -3,7 +3,7 @@
  * The maps of a running agent that other commands (status, pause, top)
  * reach: the agent publishes their ids in agent.state, readers open them by
  * id and check the name.  The names are the maps' own names in the BPF
- * objects: dataplane.c and xdp_observer.c expand these lists against their
+ * objects: dataplane.c and observer.c expand these lists against their
  * skeletons (skel->maps.NAME), so a name that is not a map of that object
  * does not compile.
  */

@@ -12,11 +12,11 @@
 #include "counters.h"
 #include "dataplane.h"
 #include "enforcer.h"
-#include "event_feed.h"
+#include "feed.h"
 #include "metrics.h"
 #include "netaddr.h"
 #include "topk.h"
-#include "xdp_observer.h"
+#include "observer.h"
 
 #define TOP_K 10
 

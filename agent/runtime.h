@@ -15,8 +15,8 @@
 #include <stdbool.h>
 #include "dataplane.h"
 #include "enforcer.h"
-#include "guard_arming.h"
-#include "event_feed.h"
+#include "arming.h"
+#include "feed.h"
 #include "k8s.h"
 #include "maps.h"
 #include "metrics.h"
@@ -25,7 +25,7 @@
 #include "selftest.h"
 #include "state.h"
 #include "topk.h"
-#include "xdp_observer.h"
+#include "observer.h"
 
 struct runtime {
 	struct dataplane dp;

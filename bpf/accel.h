@@ -253,7 +253,7 @@ struct accel_config {
 /*
  * The guard's syscall tracepoints (MSG_OOB, splice) tax every syscall of
  * every process on the host while attached, so the agent attaches them
- * only while sockets are tracked (agent/guard_arming.c).  A socket enters
+ * only while sockets are tracked (agent/arming.c).  A socket enters
  * the SOCKHASH only while armed; otherwise its connection stays on TCP and
  * the first such one wakes the agent (guard_wakeup ring buffer).
  */

@@ -182,7 +182,7 @@ static __always_inline void event_ring_publish(struct event_ring __arena *ring, 
  * Where an object's events go, chosen at load from what the kernel has
  * (the agent sets events_in_arena): the arena ring above (6.9+, read in
  * place, batched wake-ups), or, on older kernels, a BPF ring buffer (one
- * copy per event, the agent reads it the same way through event_feed.c).
+ * copy per event, the agent reads it the same way through feed.c).
  * ev is filled by the caller; ts_ns and cpu are set here.  A ring buffer
  * with no room counts the event in *rb_drops (the reader's gaps).
  */

@@ -7,8 +7,8 @@
  * loop's tick; or, on kernels without BPF arena (before 6.9), a BPF ring
  * buffer of events, consumed through libbpf.
  */
-#ifndef NGX_SOCKMAP_EVENT_FEED_H
-#define NGX_SOCKMAP_EVENT_FEED_H
+#ifndef NGX_SOCKMAP_FEED_H
+#define NGX_SOCKMAP_FEED_H
 
 #include "ring_reader.h"
 

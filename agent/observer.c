@@ -9,8 +9,8 @@
 #include "log.h"
 #include "telemetry.h" /* the skeleton's types */
 #include "telemetry.skel.h"
-#include "event_feed.h"
-#include "xdp_observer.h"
+#include "feed.h"
+#include "observer.h"
 
 int observer_check_ifaces(const char *const *names, int n, char *err, size_t errlen)
 {

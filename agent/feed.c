@@ -2,7 +2,7 @@
 #include <errno.h>
 #include <string.h>
 #include <bpf/libbpf.h>
-#include "event_feed.h"
+#include "feed.h"
 #include "log.h"
 
 const char *const feed_ring_names[FEED__MAX] = {

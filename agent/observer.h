@@ -4,8 +4,8 @@
  * counters.  The only owner of its skeleton; others get map fds, the event
  * ring and program fds from the functions below.
  */
-#ifndef NGX_SOCKMAP_XDP_OBSERVER_H
-#define NGX_SOCKMAP_XDP_OBSERVER_H
+#ifndef NGX_SOCKMAP_OBSERVER_H
+#define NGX_SOCKMAP_OBSERVER_H
 
 #include <net/if.h>
 #include <stdbool.h>

@@ -6,7 +6,7 @@
 #include "accel.h"
 #include "bpfutil.h"
 #include "guard.h"
-#include "guard_arming.h"
+#include "arming.h"
 #include "log.h"
 
 /* CLOCK_MONOTONIC, the clock of bpf_ktime_get_ns */

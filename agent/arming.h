@@ -22,8 +22,8 @@
  *
  * So a socket is in the SOCKHASH only while the hooks are attached.
  */
-#ifndef NGX_SOCKMAP_GUARD_ARMING_H
-#define NGX_SOCKMAP_GUARD_ARMING_H
+#ifndef NGX_SOCKMAP_ARMING_H
+#define NGX_SOCKMAP_ARMING_H
 
 #include <stdbool.h>
 #include <stdint.h>
