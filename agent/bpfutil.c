@@ -6,6 +6,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "bpfutil.h"
+#include "test_knobs.h"
 
 void percpu_fold_u64(const __u64 *per, int ncpu, size_t n_u64, __u64 *sum)
 {
@@ -129,8 +130,8 @@ int object_share_maps(struct bpf_object *obj, const struct bpf_object *owner)
 
 bool kernel_has_arena(void)
 {
-	/* NGX_SOCKMAP_NO_ARENA: take the older kernels' path here (tests) */
-	if (getenv("NGX_SOCKMAP_NO_ARENA"))
+	/* tests: take the older kernels' path here */
+	if (test_knob(KNOB_NO_ARENA))
 		return false;
 	return libbpf_probe_bpf_map_type(BPF_MAP_TYPE_ARENA, NULL) == 1;
 }

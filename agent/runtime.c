@@ -23,6 +23,7 @@
 #include "reconcile.h"
 #include "runtime.h"
 #include "selftest.h"
+#include "test_knobs.h"
 
 void runtime_publish(struct runtime *rt)
 {
@@ -300,8 +301,8 @@ static int load(struct runtime *rt, const struct run_opts *o, uint32_t max_socke
 	int netns;
 
 	/* tests only: widen the claim race (claim_race_stress.sh) */
-	if (getenv("NGX_SOCKMAP_TEST_CLAIM_DELAY"))
-		params.test_claim_delay = atoi(getenv("NGX_SOCKMAP_TEST_CLAIM_DELAY"));
+	if (test_knob(KNOB_CLAIM_DELAY))
+		params.test_claim_delay = atoi(test_knob(KNOB_CLAIM_DELAY));
 	/* What this host allows for ending connections and measuring unread
 	 * bytes, before the self-test (its reset check uses the choice) and
 	 * the data plane (which keeps unread_watch for the weaker scan). */

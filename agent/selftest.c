@@ -24,6 +24,7 @@
 #include "enforcer.h"
 #include "log.h"
 #include "selftest.h"
+#include "test_knobs.h"
 
 static const struct selftest_check check_table[SELFTEST_CHECKS] = {
 	[C_REDIRECT] = { "redirect", false, "a tracked pair forms and sends are redirected" },
@@ -204,14 +205,14 @@ static void judge(const struct agent_maps *maps, bool has_tot_len, struct selfte
 	/* tests only: make one check fail (selftest_fail_closed.sh), or pass
 	 * as on a kernel that has what it looks for (splice_not_needed.sh:
 	 * no Debian kernel's splice(2) reads redirected bytes yet) */
-	for (i = 0; i < SELFTEST_CHECKS && getenv("NGX_SOCKMAP_TEST_FAIL_CHECK"); i++)
-		if (!strcmp(r->checks[i].name, getenv("NGX_SOCKMAP_TEST_FAIL_CHECK"))) {
+	for (i = 0; i < SELFTEST_CHECKS && test_knob(KNOB_FAIL_CHECK); i++)
+		if (!strcmp(r->checks[i].name, test_knob(KNOB_FAIL_CHECK))) {
 			r->checks[i].result = ST_FAIL;
 			snprintf(r->checks[i].detail, sizeof(r->checks[i].detail),
 				 "made to fail by NGX_SOCKMAP_TEST_FAIL_CHECK");
 		}
-	for (i = 0; i < SELFTEST_CHECKS && getenv("NGX_SOCKMAP_TEST_PASS_CHECK"); i++)
-		if (!strcmp(r->checks[i].name, getenv("NGX_SOCKMAP_TEST_PASS_CHECK"))) {
+	for (i = 0; i < SELFTEST_CHECKS && test_knob(KNOB_PASS_CHECK); i++)
+		if (!strcmp(r->checks[i].name, test_knob(KNOB_PASS_CHECK))) {
 			r->checks[i].result = ST_PASS;
 			snprintf(r->checks[i].detail, sizeof(r->checks[i].detail),
 				 "made to pass by NGX_SOCKMAP_TEST_PASS_CHECK");
@@ -317,7 +318,7 @@ int selftest_run(const char *cg2_mnt, int resets, bool fallback, struct selftest
 	memcpy(r->checks, check_table, sizeof(check_table));
 	for (i = 0; i < SELFTEST_CHECKS; i++)
 		r->checks[i].result = ST_SKIP;
-	if (getenv("NGX_SOCKMAP_TEST_SELFTEST_ERROR")) /* tests only */
+	if (test_knob(KNOB_SELFTEST_ERROR))
 		return -EIO;
 
 	ret = make_private_cgroup(cg2_mnt, cg, sizeof(cg));

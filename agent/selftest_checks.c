@@ -26,6 +26,7 @@
 #include "accel.h"
 #include "bpfutil.h"
 #include "selftest.h"
+#include "test_knobs.h"
 
 #define IO_TIMEOUT_MS 5000
 
@@ -555,7 +556,7 @@ static void run_data_check(void (*check)(struct selftest_check *), struct selfte
 void selftest_run_checks(struct selftest_check *res, int cfg_fd, int stats_fd)
 {
 	config_fd = cfg_fd;
-	no_redirect = getenv("NGX_SOCKMAP_TEST_NO_REDIRECT") != NULL;
+	no_redirect = test_knob(KNOB_NO_REDIRECT) != NULL;
 	set_force_tcp(0);
 	run_data_check(check_order, &res[C_ORDER], stats_fd);
 	run_data_check(check_large, &res[C_LARGE], stats_fd);

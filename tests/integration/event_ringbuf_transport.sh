@@ -2,7 +2,7 @@
 # timeout: 90
 # Proves: on a kernel without BPF arena (before 6.9: Debian 12's 6.1) the
 # data plane loads with its events on a BPF ring buffer instead, and the
-# agent reads them through the same interface: NGX_SOCKMAP_NO_ARENA=1 takes
+# agent reads them through the same interface: NGX_SOCKMAP_TEST_NO_ARENA=1 takes
 # that path here.  A local pair gives one "paired" and two "closed" events,
 # a connection from an unattached cgroup a "fallback", /metrics counts them
 # with no gaps and says ringbuf, status says which transport, top says why
@@ -13,7 +13,7 @@ cg_new CS srv
 cg_new CC cli
 cg_new CX other
 port=19438
-NGX_SOCKMAP_NO_ARENA=1 agent_start -c "$CS" -c "$CC" --metrics 127.0.0.1:$port
+NGX_SOCKMAP_TEST_NO_ARENA=1 agent_start -c "$CS" -c "$CC" --metrics 127.0.0.1:$port
 grep -q '"connections":"ringbuf"' <("$AGENT" status --json) ||
 	fail "status --json does not say the ringbuf transport: $("$AGENT" status --json | head -c 300)"
 ok "status: connection events on a ring buffer"

@@ -5,7 +5,8 @@
 # at all, keeps the data plane paused: `ready` says why, status and
 # /metrics show it, and a local pair is not redirected.  --force overrides,
 # loudly.  Test hooks: NGX_SOCKMAP_TEST_FAIL_CHECK=NAME fails one check,
-# NGX_SOCKMAP_TEST_SELFTEST_ERROR=1 makes the self-test unable to run.
+# NGX_SOCKMAP_TEST_SELFTEST_ERROR=1 makes the self-test unable to run; both
+# only under a test run (agent/test_knobs.h), which the last case checks.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/tcpkit.sh"
 cg_new CS srv
@@ -77,3 +78,13 @@ assert_eq "$(stat_get selftest.blocked)" False "--force: not blocked"
 pair
 assert_ge "$(cat "$TMP/pair")" 2 "--force: the pair is redirected"
 agent_stop || fail "agent did not exit 0"
+
+# The knobs are the tests' alone: without NGX_SOCKMAP_TEST_RUN (which
+# tests/run and common.sh set) an agent ignores them, whatever its
+# environment holds.
+NGX_SOCKMAP_TEST_FAIL_CHECK=order "$AGENT" selftest >"$TMP/st.on" 2>&1
+grep -q "made to fail" "$TMP/st.on" || fail "under test, the knob did not fail 'order': $(cat "$TMP/st.on")"
+ok "under test, NGX_SOCKMAP_TEST_FAIL_CHECK fails a check"
+env -u NGX_SOCKMAP_TEST_RUN NGX_SOCKMAP_TEST_FAIL_CHECK=order "$AGENT" selftest >"$TMP/st.off" 2>&1
+! grep -q "made to fail" "$TMP/st.off" || fail "outside a test run, a test knob was obeyed: $(grep "made to fail" "$TMP/st.off")"
+ok "outside a test run, the same knob is ignored"
