@@ -69,11 +69,12 @@ void runtime_publish(struct runtime *rt);
  * attached ones) again, and their addresses (local_addrs): before the
  * first attach, after each, every tick. */
 void runtime_refresh_netns(struct runtime *rt, const struct cg_target *cgs, int n);
-/* The signals that end the run (SIGINT, SIGTERM, SIGHUP): blocked from
- * runtime_start on, taken through a signalfd by the loop. */
+/* The signals the loop takes through a signalfd, blocked from
+ * runtime_start on: SIGINT and SIGTERM end the run, SIGHUP looks at the
+ * targets again. */
 void runtime_stop_signals(sigset_t *mask);
 /* Serve until SIGINT/SIGTERM (blocked since runtime_start: taken through
- * a signalfd here).  0, or -errno when the loop itself failed. */
+ * a signalfd here; SIGHUP reloads).  0, or -errno when the loop itself failed. */
 int runtime_serve(struct runtime *rt);
 
 #endif

@@ -135,6 +135,24 @@ void runtime_stop_signals(sigset_t *mask)
 	sigaddset(mask, SIGHUP);
 }
 
+/*
+ * SIGHUP (systemctl reload, the kill -HUP operators send daemons): look at
+ * the targets now rather than at the next tick or scan (the pid file, the
+ * named paths, the pods, the peers), keeping every pair.  The options are
+ * the command line's, read once: changing them is a restart.
+ */
+static void reload(struct runtime *rt)
+{
+	/* tick 0: every source is due (pods and peers every other tick) */
+	if (reconcile(&rt->rec, 0)) {
+		runtime_refresh_netns(rt, NULL, 0);
+		runtime_publish(rt);
+	}
+	printf("reloaded: %d cgroup%s attached (options are read at start: restart to change "
+	       "them)\n", rt->dp.n_targets, rt->dp.n_targets == 1 ? "" : "s");
+	fflush(stdout);
+}
+
 /* One epoll loop: signals, the tick (rings, top-K, nonces, following and
  * libmicrohttpd's timeouts), ring and nonce wake-ups, metrics connections,
  * and the -v summary timer. */
@@ -192,6 +210,10 @@ int runtime_serve(struct runtime *rt)
 		} else if (got.data.fd == http_fd) {
 			metrics_serve(&rt->metrics);
 		} else if (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+			if (si.ssi_signo == SIGHUP) {
+				reload(rt);
+				continue;
+			}
 			pr_info("%s: detaching\n", strsignal(si.ssi_signo));
 			break;
 		}

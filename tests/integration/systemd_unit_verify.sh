@@ -7,7 +7,8 @@
 #     stand-in where nginx is not installed);
 #  2. it is Type=notify, ordered after, bound to and part of
 #     nginx.service, wanted by it, with its options from the
-#     EnvironmentFile and nothing pinned;
+#     EnvironmentFile and nothing pinned, reloads with SIGHUP, and may
+#     write its own cgroup on either layout (each path optional);
 #  3. its capability bounding set is exactly the five the agent uses, and
 #     systemd-analyze rates only those four of its capability groups open
 #     (it does not rate CAP_PERFMON);
@@ -52,6 +53,15 @@ assert_eq "$(prop EnvironmentFile)" "-/etc/default/ngx-sockmap" "options from /e
 grep -q -- '--pin' <(grep -v '^#' "$U") && fail "the unit pins: $(grep -- --pin "$U")"
 grep -q '^ExecStart=.*\$NGX_SOCKMAP_OPTS$' "$U" || fail "ExecStart does not take \$NGX_SOCKMAP_OPTS"
 ok "ExecStart takes \$NGX_SOCKMAP_OPTS, no --pin"
+assert_eq "$(prop ExecReload)" '/bin/kill -HUP $MAINPID' "systemctl reload sends SIGHUP (the agent reloads)"
+# its cgroup subtree, on a v2-only host and on a hybrid one; a path the
+# host lacks must not keep the unit from starting
+for p in /sys/fs/cgroup/system.slice/ngx-sockmap.service \
+	/sys/fs/cgroup/unified/system.slice/ngx-sockmap.service; do
+	prop ReadWritePaths | tr ' ' '\n' | grep -qx -- "-$p" ||
+		fail "ReadWritePaths lacks -$p (optional): $(prop ReadWritePaths)"
+done
+ok "ReadWritePaths: the agent's cgroup on both layouts, each optional"
 
 # the capability set as systemd computes it
 sa security --offline=yes --no-pager "$V/ngx-sockmap.service" \
