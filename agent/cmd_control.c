@@ -16,6 +16,7 @@
 #include "paths.h"
 #include "state.h"
 #include "status.h"
+#include "verdict.h"
 
 /* ---- status ---- */
 
@@ -48,7 +49,7 @@ static int do_status(void *opts)
 		status_print_json(stdout, &c, &info);
 	else
 		status_print_text(stdout, &c, &info);
-	return 0;
+	return verdict_exit_code(c.verdict);
 }
 
 static error_t status_parse(int key, char *arg, struct argp_state *state)
@@ -70,10 +71,14 @@ static struct status_opts status_opts;
 
 const struct command cmd_status = {
 	.name = "status",
-	.summary = "counters of the running agent (--json for scripts)",
+	.summary = "is nginx accelerated, and the counters (--json for scripts)",
 	.doc = "Counters of the running agent (or of a pinned data plane): sockets tracked, "
 	       "pairs, bytes redirected past the TCP stack (ss -ti and tcpdump don't see "
-	       "them), and fallbacks to TCP by reason.\n"
+	       "them), and fallbacks to TCP by reason.  The first line is the verdict, and "
+	       "the exit code says it too: 0 accelerating; 3 paused (the self-test, an "
+	       "unguarded hazard, or 'pause'); 4 attached to no cgroup; 5 connections were "
+	       "made in the last 5 minutes and none paired; 6 no agent running (a pinned data "
+	       "plane only); 1 status could not be read.\n"
 	       "\n"
 	       "EXAMPLES:\n"
 	       "  ngx-sockmap status\n"

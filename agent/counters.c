@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 #include <bpf/bpf.h>
 #include <json-c/json.h>
 #include "bpfutil.h"
 #include "counters.h"
+#include "verdict.h"
 
 static const char *const map_names[CM__MAX] = {
 	[CM_SOCK_HASH] = "sock_hash", [CM_ENDPOINTS] = "endpoints",
@@ -90,7 +92,7 @@ const struct counter_def counter_table[] = {
 	{ "paused", "ngx_sockmap_paused", CT_BOOL, CU_COUNT,
 	  "new connections are not tracked (pause, selftest)", ONE, AT(paused) },
 	{ "accelerating", "ngx_sockmap_accelerating", CT_BOOL, CU_COUNT,
-	  "new local connections are being paired", ONE, AT(accelerating) },
+	  "running, attached, not paused, and pairing", ONE, AT(accelerating) },
 	{ "maps", NULL, CT_GAUGE, CU_COUNT, "entries in the data plane's maps", "map", map_names,
 	  CM__MAX, AT(map_entries) },
 };
@@ -116,6 +118,7 @@ static __u64 map_capacity(int fd)
 int counters_read(const struct agent_maps *m, struct counters *c)
 {
 	struct accel_config cfg = {};
+	struct timespec now;
 	__u32 zero = 0;
 	int err;
 
@@ -126,9 +129,11 @@ int counters_read(const struct agent_maps *m, struct counters *c)
 		return err;
 	if (!bpf_map_lookup_elem(m->fd[MAP_CONFIG], &zero, &cfg))
 		c->paused = !!cfg.paused;
-	c->accelerating = !c->paused;
 	if (m->fd[MAP_GAUGES] >= 0)
 		bpf_map_lookup_elem(m->fd[MAP_GAUGES], &zero, &c->gauges);
+	clock_gettime(CLOCK_BOOTTIME, &now);
+	c->verdict = verdict_of(c, (__u64)now.tv_sec * 1000000000ULL + now.tv_nsec);
+	c->accelerating = c->verdict == V_ACCELERATING;
 	c->sockets_now = gauge(c->sum.sockets_added, c->sum.sockets_closed);
 	/* both ends of a pair count in paired_closed */
 	c->pairs_active = (gauge(2 * c->sum.pairs, c->sum.paired_closed) + 1) / 2;

@@ -28,7 +28,8 @@ struct counters {
 	__u64 sockets_now;      /* tracked now: added - closed */
 	__u64 pairs_active;     /* pairs whose sockets are both still open */
 	__u64 paused;           /* 1 while new connections are not tracked */
-	__u64 accelerating;     /* !paused */
+	__u64 accelerating;     /* verdict == V_ACCELERATING */
+	__u64 verdict;          /* enum verdict (verdict.h) */
 	__u64 sockets_max;      /* what sock_hash holds (--max-sockets) */
 	__u64 sockets_fill;     /* sockets_now of sockets_max, per cent */
 	__u64 map_entries[CM__MAX];

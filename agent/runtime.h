@@ -25,6 +25,7 @@
 #include "selftest.h"
 #include "state.h"
 #include "topk.h"
+#include "verdict.h"
 #include "observer.h"
 
 struct runtime {
@@ -38,6 +39,8 @@ struct runtime {
 	uint64_t local_addrs;     /* addresses of those namespaces (addrs_sync) */
 	uint64_t netns_unresolved; /* attached cgroups whose netns is out of reach */
 	uint64_t endpoints_swept; /* orphaned endpoints removed (sweep_endpoints) */
+	struct pair_window pairs_window; /* the verdict's last 5 minutes */
+	uint64_t recent_pairs, recent_conns;
 	struct xdp_observer xdp;
 	struct event_feed feed;
 	struct topk_window topk;

@@ -60,6 +60,23 @@ static __u64 boottime_ns(void)
 	return (__u64)t.tv_sec * 1000000000ULL + t.tv_nsec;
 }
 
+/* The verdict's window (verdict.h): a sample of the pairs and the
+ * connections made every PAIR_WINDOW_STEP_SEC. */
+static void sample_pairs(struct runtime *rt)
+{
+	struct counters c;
+	uint64_t conns;
+	int i;
+
+	if (counters_read(&rt->maps, &c))
+		return;
+	conns = c.sum.sockets_added;
+	for (i = 0; i < SKIP__MAX; i++)
+		conns += c.sum.skipped[i];
+	pair_window_add(&rt->pairs_window, c.sum.pairs, conns, &rt->recent_pairs,
+			&rt->recent_conns);
+}
+
 /* agent_gauges, written whole once a tick: each fact from its owner, the
  * unread ones measured by the enforcer now, and the heartbeat `ngx-sockmap
  * health` checks (the loop ticked). */
@@ -72,7 +89,10 @@ static void publish_gauges(struct runtime *rt)
 				  .followed = rt->rec.n_followed,
 				  .followed_max = rt->rec.follow ? rt->rec.max_followed : 0,
 				  .follow_refused = rt->rec.follow_refused,
-				  .follow_released = rt->rec.follow_released };
+				  .follow_released = rt->rec.follow_released,
+				  .cgroups = rt->dp.n_targets,
+				  .recent_pairs = rt->recent_pairs,
+				  .recent_conns = rt->recent_conns };
 	__u32 zero = 0;
 
 	enforcer_tick(&rt->enforcer, &g);
@@ -96,6 +116,8 @@ static void tick(struct runtime *rt, uint64_t n)
 	ticks += n;
 	if (ticks % SWEEP_EVERY_TICKS == 0)
 		sweep_endpoints(rt);
+	if (ticks % PAIR_WINDOW_STEP_SEC == 0 || !rt->pairs_window.filled)
+		sample_pairs(rt);
 	publish_gauges(rt);
 	if (reconcile(&rt->rec, ticks)) {
 		runtime_refresh_netns(rt, NULL, 0);

@@ -5,6 +5,7 @@
 #include <json-c/json.h>
 #include "paths.h"
 #include "status.h"
+#include "verdict.h"
 
 /* text from column col on, wrapped at word boundaries to 80 columns */
 static void print_wrapped(FILE *out, const char *text, int col)
@@ -29,10 +30,23 @@ static void print_wrapped(FILE *out, const char *text, int col)
 	} while (*text);
 }
 
+/* The verdict in one line: why it is paused, where the agent knows. */
+static void verdict_text(const struct counters *c, const struct agent_info *info, char *buf,
+			 size_t len)
+{
+	verdict_line(c, c->verdict, info->selftest_blocked ? info->selftest_error : NULL, buf,
+		     len);
+}
+
 void status_print_text(FILE *out, const struct counters *c, const struct agent_info *info)
 {
+	char line[300];
 	int i;
 
+	/* first, the answer (exit code: verdict.h) */
+	verdict_text(c, info, line, sizeof(line));
+	print_wrapped(out, line, 0);
+	fputc('\n', out);
 	if (info->pid)
 		fprintf(out, "agent       pid %d%s%s\n", info->pid, info->pinned ? ", pinned" : "",
 			c->paused ? ", PAUSED" : "");
@@ -90,6 +104,7 @@ static json_object *json_str(const char *s)
 json_object *status_to_json(const struct counters *c, const struct agent_info *info)
 {
 	json_object *root = json_object_new_object(), *o, *a, *checks;
+	char line[300];
 	int i;
 
 	o = json_object_new_object();
@@ -97,6 +112,12 @@ json_object *status_to_json(const struct counters *c, const struct agent_info *i
 	json_object_object_add(o, "running", json_object_new_boolean(info->pid != 0));
 	json_object_object_add(o, "pinned", json_object_new_boolean(info->pinned));
 	json_object_object_add(root, "agent", o);
+	o = json_object_new_object();
+	json_object_object_add(o, "state", json_str(verdict_word(c->verdict)));
+	json_object_object_add(o, "exit_code", json_object_new_int(verdict_exit_code(c->verdict)));
+	verdict_text(c, info, line, sizeof(line));
+	json_object_object_add(o, "line", json_str(line));
+	json_object_object_add(root, "verdict", o);
 	counters_add_json(root, c);
 	o = json_object_new_object();
 	json_object_object_add(o, "blocked", json_object_new_boolean(info->selftest_blocked));

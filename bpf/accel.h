@@ -354,6 +354,9 @@ struct agent_gauges {
 	__u64 followed_max;     /* --max-followed */
 	__u64 follow_refused;   /* peers' cgroups not followed: no slot */
 	__u64 follow_released;  /* followed cgroups given back (idle, or for a named one) */
+	__u64 cgroups;          /* cgroups attached now */
+	__u64 recent_pairs;     /* pairs made in the last 5 minutes (agent/verdict.h) */
+	__u64 recent_conns;     /* tracked sockets and skipped connections, likewise */
 };
 
 /* Defaults of the data plane's load-time settings that are options too:

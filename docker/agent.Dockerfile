@@ -43,7 +43,8 @@ RUN set -e; \
     rm -rf /var/lib/apt/lists/*
 COPY --from=build /src/build/ngx-sockmap /usr/local/bin/ngx-sockmap
 COPY docker/agent-entrypoint.sh /usr/local/bin/ngx-sockmap-sidecar
-# `ngx-sockmap status` answers once the agent has attached (it publishes
-# its state just before printing "ready").
-HEALTHCHECK --interval=2s --timeout=5s --retries=30 CMD ["ngx-sockmap", "status", "--json"]
+# `ngx-sockmap health` passes once the agent has attached and its loop
+# turns (`status` exits non-zero while it does not accelerate: not a
+# liveness answer).
+HEALTHCHECK --interval=2s --timeout=5s --retries=30 CMD ["ngx-sockmap", "health"]
 ENTRYPOINT ["/usr/local/bin/ngx-sockmap-sidecar"]

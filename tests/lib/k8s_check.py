@@ -186,8 +186,8 @@ def main():
             with open(os.path.join(TOP, "deploy", "kubernetes", "components", "sidecar", "pod-sidecar.sh")) as f:
                 check(cm["data"].get("pod-sidecar.sh") == f.read(),
                       "%s: its ConfigMap carries pod-sidecar.sh as committed" % where)
-            check(c["startupProbe"].get("exec", {}).get("command") == ["ngx-sockmap", "status", "--json"],
-                  "%s: startup probe passes only once the agent has attached" % where)
+            check(c["startupProbe"].get("exec", {}).get("command") == ["ngx-sockmap", "health"],
+                  "%s: startup probe passes only once the agent has attached and ticks (health, not status: status exits non-zero while not accelerating)" % where)
             ns = one(docs, "Namespace", d["metadata"]["namespace"])
             check(ns["metadata"]["labels"].get("pod-security.kubernetes.io/enforce") == "privileged",
                   "namespace %s: Pod Security enforce=privileged" % d["metadata"]["namespace"])
