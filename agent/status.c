@@ -59,16 +59,17 @@ void status_print_text(FILE *out, const struct counters *c, const struct agent_i
 		fprintf(out, "xdp         %s (%s mode)\n", info->xdp[i].name, info->xdp[i].mode);
 	if (info->metrics[0])
 		fprintf(out, "metrics     http://%s/metrics\n", info->metrics);
-	if (!strcmp(info->guard_hooks, "tracepoints"))
+	if (!strcmp(info->guard_hooks, "tracepoints")) {
 		fprintf(out, "guard       tracepoints: every syscall on the host is slower while armed\n"
 			"            (%s)\n", info->guard_why);
-	/* guard.c guard_ia32() */
-	if (!strcmp(info->guard_ia32, "unseen"))
-		fprintf(out, "            32-bit (ia32) syscalls run here and are not seen\n");
-	else if (!strcmp(info->guard_ia32, "off"))
-		fprintf(out, "            32-bit (ia32) syscalls: none (ia32 emulation is off)\n");
-	else if (info->guard_hooks[0])
+		/* guard.c guard_ia32() */
+		if (!strcmp(info->guard_ia32, "unseen"))
+			fprintf(out, "            32-bit (ia32) syscalls run here and are not seen\n");
+		else if (!strcmp(info->guard_ia32, "off"))
+			fprintf(out, "            32-bit (ia32) syscalls: none (ia32 emulation is off)\n");
+	} else if (info->guard_hooks[0]) {
 		fprintf(out, "guard       %s\n", info->guard_hooks);
+	}
 	if (info->netns_scope[0])
 		fprintf(out, "namespaces  own only: %.56s\n", info->netns_scope);
 	/* what guards each hazard here: one line each, 80 columns */
