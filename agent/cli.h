@@ -24,7 +24,7 @@ struct command {
 };
 
 extern const struct command cmd_run, cmd_status, cmd_top, cmd_pause, cmd_resume, cmd_detach,
-	cmd_selftest, cmd_health;
+	cmd_selftest, cmd_health, cmd_check;
 
 /* One line on stderr naming the problem, exit 2 (argp_error() would add a
  * second line; scripts want one). */

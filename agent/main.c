@@ -10,7 +10,7 @@ const char *argp_program_version = "ngx-sockmap " NGX_SOCKMAP_VERSION;
 const char *argp_program_bug_address = "the project's issue tracker";
 
 static const struct command *const commands[] = {
-	&cmd_run,    &cmd_status, &cmd_top,      &cmd_pause,
+	&cmd_run,    &cmd_check,  &cmd_status,   &cmd_top,   &cmd_pause,
 	&cmd_resume, &cmd_detach, &cmd_selftest, &cmd_health,
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 #include <bpf/bpf.h>
 #include "addrs.h"
 #include "counters.h"
@@ -184,9 +186,9 @@ static int limit_to_own_netns(struct runtime *rt)
 	return dataplane_set_netns_only(rt->maps.fd[MAP_CONFIG], cookie) ? -1 : 0;
 }
 
-/* The cgroups named, and the pods selected. */
+/* The cgroups named, and the pods selected.  0, or -1 with why in err. */
 static int find_targets(struct runtime *rt, const struct run_opts *o, struct cg_target *targets,
-			int *n)
+			int *n, char *err, size_t errlen)
 {
 	const struct target_names names = {
 		.cgroups = o->cgroups, .n_cgroups = o->n_cgroups,
@@ -194,18 +196,15 @@ static int find_targets(struct runtime *rt, const struct run_opts *o, struct cg_
 		.pid_file = o->pid_file, .pods = o->k8s_selector,
 		.policy = rt->policy,
 	};
-	char err[PATH_MAX + 256] = "";
 	int i;
 
 	cg2_join_host_ns();
 	if (cg2_mount(rt->mnt, sizeof(rt->mnt))) {
-		pr_warn("cgroup v2 is not mounted: mount -t cgroup2 none /sys/fs/cgroup\n");
+		snprintf(err, errlen, "cgroup v2 is not mounted: mount -t cgroup2 none /sys/fs/cgroup");
 		return -1;
 	}
-	if (targets_resolve(&names, rt->mnt, targets, n, err, sizeof(err))) {
-		pr_warn("%s\n", err);
+	if (targets_resolve(&names, rt->mnt, targets, n, err, errlen))
 		return -1;
-	}
 	if (o->k8s_selector) {
 		rt->k8s = (struct k8s_opts){
 			.selector = o->k8s_selector, .namespaces = o->k8s_namespaces,
@@ -217,7 +216,7 @@ static int find_targets(struct runtime *rt, const struct run_opts *o, struct cg_
 		 * must not crash-loop the agent: start with the other
 		 * targets, and the loop's k8s_sync attaches the pods once
 		 * it answers */
-		i = k8s_targets(&rt->k8s, rt->mnt, targets + *n, MAX_TARGETS - *n, err, sizeof(err));
+		i = k8s_targets(&rt->k8s, rt->mnt, targets + *n, MAX_TARGETS - *n, err, errlen);
 		if (i < 0)
 			pr_warn("%s: starting without pods, asking again every few seconds\n", err);
 		else
@@ -389,14 +388,9 @@ static int attach(struct runtime *rt, const struct run_opts *o, const struct cg_
 	return o->n_xdp ? start_observer(rt, o) : 0;
 }
 
-int runtime_start(struct runtime *rt, const struct run_opts *o)
+/* What runtime_stop() looks at, before anything can fail. */
+static void runtime_init(struct runtime *rt, const struct run_opts *o)
 {
-	struct cg_target targets[MAX_TARGETS];
-	uint32_t max_sockets;
-	sigset_t mask;
-	int n = 0;
-
-	/* what runtime_stop() looks at, before anything can fail */
 	memset(rt, 0, sizeof(*rt));
 	rt->lock_fd = -1;
 	agent_maps_init(&rt->maps);
@@ -408,8 +402,21 @@ int runtime_start(struct runtime *rt, const struct run_opts *o)
 	rt->rec = (struct reconciler){ .dp = &rt->dp, .mnt = rt->mnt, .policy = &rt->policy,
 				       .k8s = &rt->k8s, .ports = &rt->ports,
 				       .follow = o->follow, .max_followed = o->max_followed };
-	if (find_targets(rt, o, targets, &n))
+}
+
+int runtime_start(struct runtime *rt, const struct run_opts *o)
+{
+	struct cg_target targets[MAX_TARGETS];
+	char err[PATH_MAX + 256] = "";
+	uint32_t max_sockets;
+	sigset_t mask;
+	int n = 0;
+
+	runtime_init(rt, o);
+	if (find_targets(rt, o, targets, &n, err, sizeof(err))) {
+		pr_warn("%s\n", err);
 		return -1;
+	}
 	max_sockets = o->max_sockets ?: host_max_sockets(targets, n);
 	if (claim(rt, o, targets, n))
 		return -1;
@@ -424,6 +431,37 @@ int runtime_start(struct runtime *rt, const struct run_opts *o)
 	rt->info.pinned = o->pin;
 	runtime_publish(rt);
 	print_ready(rt, o->pin);
+	return 0;
+}
+
+int runtime_check(struct runtime *rt, const struct run_opts *o, struct check_report *r)
+{
+	struct cg_target targets[MAX_TARGETS];
+	struct run_opts dry = *o;
+	struct statfs fs;
+	int i;
+
+	runtime_init(rt, o);
+	memset(r, 0, sizeof(*r));
+	dry.pin = false; /* nothing may outlive the check */
+	if (!find_targets(rt, &dry, targets, &r->n_targets, r->targets_err,
+			  sizeof(r->targets_err)))
+		for (i = 0; i < r->n_targets && i < CHECK_MAX_SHOWN; i++)
+			r->targets[i] = targets[i];
+	snprintf(r->cg2_mount, sizeof(r->cg2_mount), "%s", rt->mnt);
+	r->bpffs = !statfs("/sys/fs/bpf", &fs) && fs.f_type == BPF_FS_MAGIC;
+	if (dataplane_probe_kernel(r->kernel_err, sizeof(r->kernel_err)))
+		return -1;
+	if (o->metrics) {
+		format_addr(&o->metrics_addr, r->metrics, sizeof(r->metrics));
+		if (!metrics_start(&rt->metrics, (const struct sockaddr *)&o->metrics_addr,
+				   o->metrics_addr_len, &rt->msrc, r->metrics_err,
+				   sizeof(r->metrics_err)))
+			metrics_stop(&rt->metrics);
+	}
+	if (!rt->mnt[0])
+		return -1;
+	r->loaded = !load(rt, &dry, o->max_sockets ?: host_max_sockets(targets, r->n_targets));
 	return 0;
 }
 

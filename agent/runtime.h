@@ -63,6 +63,23 @@ struct runtime {
  * the ready line and tell the service manager.  0, or -1 having said why.
  * Call runtime_stop() either way. */
 int runtime_start(struct runtime *rt, const struct run_opts *o);
+/* What `check` found: run's start up to the plan, with nothing attached,
+ * locked or pinned (the plan itself: rt->info). */
+#define CHECK_MAX_SHOWN 8
+struct check_report {
+	char cg2_mount[PATH_MAX];     /* "": not mounted */
+	bool bpffs;                   /* /sys/fs/bpf is a bpffs (--pin) */
+	char kernel_err[256];         /* what the kernel lacks; "": enough */
+	struct cg_target targets[CHECK_MAX_SHOWN];
+	int n_targets;
+	char targets_err[PATH_MAX + 256]; /* why none was found */
+	char metrics[64];             /* the address, "" with --metrics off */
+	char metrics_err[256];        /* why it can't be served there */
+	bool loaded;                  /* the self-test ran and the data plane loaded */
+};
+/* Call runtime_stop() after it.  0, or -1 when it could not get as far as
+ * loading (r says why). */
+int runtime_check(struct runtime *rt, const struct run_opts *o, struct check_report *r);
 /* Undo what runtime_start() did, as far as it got: the guard disarmed,
  * links closed (unless pinned), agent.state removed, the lock dropped. */
 void runtime_stop(struct runtime *rt);
