@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * The data plane's nonce_pool (bpf/accel.bpf.c new_nonce): the nonces
+ * The data plane's nonce_pool (bpf/accel_nonce.h new_nonce): the nonces
  * active ends put on their final ACK, drawn here from the kernel's CSPRNG
  * (getrandom(2)) and pushed into the BPF queue, which sock_ops pops.  An
  * empty pool means no pairing (fallbacks{no_nonce}), never a weak nonce.
