@@ -164,22 +164,16 @@ static void check_print_text(const struct runtime *rt, const struct check_report
 static void check_print_json(const struct runtime *rt, const struct check_report *r,
 			     const char *line, int code)
 {
-	json_object *root = json_object_new_object(), *a, *o;
-	int i;
+	json_object *root = json_object_new_object(), *o;
 
 	json_object_object_add(root, "line", json_object_new_string(line));
 	json_object_object_add(root, "exit_code", json_object_new_int(code));
 	json_object_object_add(root, "cgroup2", json_object_new_string(r->cg2_mount));
 	json_object_object_add(root, "bpffs", json_object_new_boolean(r->bpffs));
 	json_object_object_add(root, "kernel_error", json_object_new_string(r->kernel_err));
-	a = json_object_new_array();
-	for (i = 0; i < r->n_targets && i < CHECK_MAX_SHOWN; i++) {
-		o = json_object_new_object();
-		json_object_object_add(o, "path", json_object_new_string(r->targets[i].path));
-		json_object_object_add(o, "reason", json_object_new_string(r->targets[i].reason));
-		json_object_array_add(a, o);
-	}
-	json_object_object_add(root, "targets", a);
+	json_object_object_add(root, "targets",
+			       status_cgroups_json(r->targets, r->n_targets < CHECK_MAX_SHOWN
+								  ? r->n_targets : CHECK_MAX_SHOWN));
 	json_object_object_add(root, "targets_error", json_object_new_string(r->targets_err));
 	json_object_object_add(root, "metrics", json_object_new_string(r->metrics));
 	json_object_object_add(root, "metrics_error", json_object_new_string(r->metrics_err));

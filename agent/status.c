@@ -102,6 +102,21 @@ static json_object *json_str(const char *s)
 	return json_object_new_string(s);
 }
 
+json_object *status_cgroups_json(const struct cg_target *t, int n)
+{
+	json_object *a = json_object_new_array(), *o;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		o = json_object_new_object();
+		json_object_object_add(o, "path", json_str(t[i].path));
+		json_object_object_add(o, "id", json_object_new_uint64(t[i].id));
+		json_object_object_add(o, "reason", json_str(t[i].reason));
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
 json_object *status_to_json(const struct counters *c, const struct agent_info *info)
 {
 	json_object *root = json_object_new_object(), *o, *a, *checks;
@@ -162,15 +177,7 @@ json_object *status_to_json(const struct counters *c, const struct agent_info *i
 	json_object_object_add(o, "connections", json_str(info->rings[RING_CONN].transport));
 	json_object_object_add(o, "packets", json_str(info->rings[RING_PKT].transport));
 	json_object_object_add(root, "event_transport", o);
-	a = json_object_new_array();
-	for (i = 0; i < info->n_cgroups; i++) {
-		o = json_object_new_object();
-		json_object_object_add(o, "path", json_str(info->cgroups[i].path));
-		json_object_object_add(o, "id", json_object_new_uint64(info->cgroups[i].id));
-		json_object_object_add(o, "reason", json_str(info->cgroups[i].reason));
-		json_object_array_add(a, o);
-	}
-	json_object_object_add(root, "cgroups", a);
+	json_object_object_add(root, "cgroups", status_cgroups_json(info->cgroups, info->n_cgroups));
 	return root;
 }
 

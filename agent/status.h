@@ -11,6 +11,9 @@
 struct json_object;
 
 void status_print_text(FILE *out, const struct counters *c, const struct agent_info *info);
+/* [{path, id, reason}] of these cgroups (status's "cgroups", check's
+ * "targets"). */
+struct json_object *status_cgroups_json(const struct cg_target *t, int n);
 /* The --json object (the caller frees it with json_object_put). */
 struct json_object *status_to_json(const struct counters *c, const struct agent_info *info);
 void status_print_json(FILE *out, const struct counters *c, const struct agent_info *info);
