@@ -160,7 +160,7 @@ for sub in run status pause resume detach; do
 	grep -qw "$sub" "$TMP/help" || fail "--help does not mention '$sub'"
 done
 ok "--help mentions run, status, pause, resume, detach"
-for args in "--help" "run --help" "status --help"; do
+for args in "--help" "run --help" "check --help" "status --help"; do
 	# shellcheck disable=SC2086
 	"$AGENT" $args >"$TMP/help" 2>&1 || fail "$args exited $?"
 	w=$(expand "$TMP/help" | awk '{ if (length > m) m = length } END { print m + 0 }')
@@ -168,3 +168,16 @@ for args in "--help" "run --help" "status --help"; do
 	ok "$args fits 80 columns ($(wc -l <"$TMP/help") lines, widest $w)"
 done
 [ $NBAD = 0 ] || fail "$NBAD case(s) above failed"
+
+# Under systemd (stderr is the journal's stream: JOURNAL_STREAM names it),
+# each line carries its priority (sd-daemon(3) "<4>"): warnings are filed
+# as warnings, not at info.  Elsewhere, no prefix.
+: >"$TMP/journal.err"
+JOURNAL_STREAM=$(stat -c '%d:%i' "$TMP/journal.err") NGX_SOCKMAP_RUN_DIR=$TMP/nowhere \
+	"$AGENT" status >/dev/null 2>>"$TMP/journal.err"
+grep -q '^<4>ngx-sockmap: no ngx-sockmap agent is running' "$TMP/journal.err" ||
+	fail "a warning to the journal lacks <4>: $(cat "$TMP/journal.err")"
+ok "to the journal, a warning carries <4>"
+JOURNAL_STREAM=1:1 NGX_SOCKMAP_RUN_DIR=$TMP/nowhere "$AGENT" status 2>&1 >/dev/null |
+	grep -q '^ngx-sockmap: no ngx-sockmap agent' || fail "a prefix where stderr is not the journal"
+ok "elsewhere, no prefix"
