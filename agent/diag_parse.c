@@ -83,8 +83,10 @@ static int parse_sock(struct diag_ctx *ctx, const uint8_t *payload, size_t len,
 	if (len < sizeof(m))
 		return -EBADMSG;
 	memcpy(&m, payload, sizeof(m));
-	/* inet_diag_dump_icsk skips sockets of other families */
-	if (m.idiag_family != ctx->family)
+	/* inet_diag_dump_icsk skips sockets of other families; an exact
+	 * request of a v4 tuple may find either (inet_diag_find_one_icsk) */
+	if (ctx->family == AF_UNSPEC ? m.idiag_family != AF_INET && m.idiag_family != AF_INET6
+				     : m.idiag_family != ctx->family)
 		return -EPROTO;
 	ret = parse_attrs(payload + NLMSG_ALIGN(sizeof(m)), len - NLMSG_ALIGN(sizeof(m)),
 			  &s.cgroup);

@@ -46,7 +46,9 @@ struct diag_ctx {
 	/* set before each request */
 	uint32_t seq;    /* our nlmsg_seq: unique per request */
 	uint32_t portid; /* our socket's port id (getsockname) */
-	int family;      /* AF_INET or AF_INET6: what we asked for */
+	int family;      /* AF_INET or AF_INET6: what we asked for;
+			  * AF_UNSPEC: either (an exact request: the
+			  * family of the socket found) */
 	uint64_t netns;
 	bool any_cgroup; /* take sockets without a cgroup id too */
 	/* set once per namespace, shared by its requests */

@@ -112,6 +112,7 @@ static void push_request(struct enforcer *e, const struct reset_request *r)
 	}
 	e->pending[e->n_pending++] = (struct reset_ask){
 		.cookie = r->cookie, .peer = r->peer, .reason = r->reason, .service = r->service,
+		.sock = r->sock,
 	};
 }
 
@@ -302,15 +303,6 @@ static void enforce_iter(struct enforcer *e, const struct reset_ask *asks, size_
 
 /* ---- sock_diag ---- */
 
-/* The sockets to end: each request's, then its peer's. */
-struct diag_batch {
-	struct enforcer *e;
-	uint64_t *cookies;
-	bool *ended;
-	const struct reset_ask **ask; /* the request each cookie came from */
-	bool *primary;
-	size_t n;
-};
 
 /* The side to learn for a socket ended over sock_diag: the request's,
  * from the data plane (the same key it learns), else (the guard's splice
@@ -338,39 +330,143 @@ static void diag_service(const struct reset_ask *a, const struct diag_sock *s,
 	service_key_of(svc, &k, service_local, service_local ? SVC_SERVER : SVC_CLIENT);
 }
 
-/* One doomed socket found: learn its service endpoint and count the reset
- * first (as reset_doomed does before bpf_sock_destroy: a connection made
- * after the reset must not pair with that endpoint), then end it.  A
- * request's socket comes before its peer (diag_find_cookies keeps the
- * order). */
-static void diag_found(void *ctx, size_t i, const struct diag_sock *s, bool service_local)
+/* End s, found in the namespace this thread is in.  counts: it stands for
+ * the request (its own socket): learn
+ * its service endpoint and count the reset first (as reset_doomed does
+ * before bpf_sock_destroy: a connection made after the reset must not
+ * pair with that endpoint), then end it. */
+static void diag_end(struct enforcer *e, const struct reset_ask *a, const struct diag_sock *s,
+		     bool counts, bool service_local)
 {
-	struct diag_batch *b = ctx;
-	const struct reset_ask *a = b->ask[i];
 	struct service_key svc;
 	int err;
 
-	if (b->primary[i]) {
+	if (counts) {
 		diag_service(a, s, service_local, &svc);
-		err = syscall_ops_note_reset(&b->e->so, a->reason, &svc);
+		err = syscall_ops_note_reset(&e->so, a->reason, &svc);
 		if (err)
 			pr_debug("counting a reset: %s\n", strerror(-err));
 	}
 	err = diag_destroy(s);
-	/* a peer gone by its turn: the first end's RST reached it (the dump
-	 * was taken before) */
-	if (!b->primary[i] && err == -ENOENT)
+	/* a peer gone by its turn: the first end's RST reached it */
+	if (!counts && err == -ENOENT)
 		return;
 	log_reset(s->family, s->family == AF_INET ? s->local + 12 : s->local, s->lport,
 		  s->family == AF_INET ? s->remote + 12 : s->remote, s->rport, a->reason,
 		  err ? strerror(-err) : "both ends see an error");
 }
 
-static void enforce_diag(struct enforcer *e, const struct reset_ask *asks, size_t n)
+/* A lookup of a socket to end that could not finish (not "no such
+ * socket"): that socket may stay up, so it is said and counted
+ * (reset_lookups_failed). */
+static void diag_lookup_failed(struct enforcer *e, const struct reset_ask *a, const char *where,
+			       int err)
+{
+	e->lookups_failed++;
+	pr_warn("sock_diag in %s: looking up a socket to end (%s, cookie %" PRIu64 "): %s\n",
+		where,
+		a->reason < RS__MAX ? reset_names[a->reason] : "?", a->cookie, strerror(-err));
+}
+
+/* The socket a request names, as an exact lookup takes it: its address
+ * (struct reset_tuple), or the reverse of it for its peer.  A v4 tuple is
+ * asked for as AF_INET, which finds a dual-stack AF_INET6 socket too
+ * (inet_diag_find_one_icsk looks a v4-mapped one up as v4 all the same):
+ * the two ends of one connection need not be of one family. */
+static void diag_want(const struct reset_ask *a, bool peer, struct diag_sock *w)
+{
+	const struct reset_tuple *t = &a->sock;
+	static const uint8_t v4[12] = { [10] = 0xff, [11] = 0xff };
+
+	memset(w, 0, sizeof(*w));
+	memcpy(peer ? w->remote : w->local, t->local, 16);
+	memcpy(peer ? w->local : w->remote, t->remote, 16);
+	w->lport = peer ? t->rport : t->lport;
+	w->rport = peer ? t->lport : t->rport;
+	/* the peer's bound device is not known; a local pair's ends are
+	 * rarely bound to one (inet_bound_dev_eq: 0 takes the unbound) */
+	w->ifindex = peer ? 0 : t->ifindex;
+	w->family = !memcmp(w->local, v4, 12) && !memcmp(w->remote, v4, 12) ? AF_INET : AF_INET6;
+	w->cookie = peer ? a->peer : a->cookie;
+}
+
+/* Look w up in the agent's namespace, then in every tracked one, until
+ * found: 0 with the thread in that namespace and *got filled, or -ENOENT
+ * (in none: closed), or the last error of a lookup that failed (said and
+ * counted). */
+static int diag_locate(struct enforcer *e, const struct reset_ask *a, int self,
+		       const struct diag_sock *w, struct diag_sock *got)
+{
+	int ret, err = -ENOENT;
+	size_t i;
+
+	for (i = 0; i <= e->n_ns; i++) {
+		if (i == 0 ? netns_back(self) : netns_enter(&e->ns[i - 1]))
+			continue;
+		ret = diag_get(w, got);
+		if (!ret)
+			return 0;
+		if (ret != -ENOENT) {
+			diag_lookup_failed(e, a, i ? "a tracked netns" : "the agent's netns", ret);
+			err = ret;
+		}
+	}
+	return err;
+}
+
+/* End the requests' connections by looking each socket up by its address
+ * and cookie: the requests' sockets everywhere first, then their peers
+ * (a peer ended first would RST the request's socket away before it is
+ * found, and its reset would go uncounted). */
+static void enforce_diag_exact(struct enforcer *e, const struct reset_ask *asks, size_t n,
+			       int self)
+{
+	struct diag_sock w, s;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		diag_want(&asks[i], false, &w);
+		if (!diag_locate(e, &asks[i], self, &w, &s))
+			diag_end(e, &asks[i], &s, true, diag_listening(&s) > 0);
+	}
+	for (i = 0; i < n; i++) {
+		if (!asks[i].peer)
+			continue;
+		diag_want(&asks[i], true, &w);
+		if (!diag_locate(e, &asks[i], self, &w, &s))
+			diag_end(e, &asks[i], &s, false, false);
+	}
+}
+
+/* The sockets to end: each request's, then its peer's. */
+struct diag_batch {
+	struct enforcer *e;
+	uint64_t *cookies;
+	bool *ended;
+	const struct reset_ask **ask; /* the request each cookie came from */
+	bool *primary;
+	size_t n;
+};
+
+/* One doomed socket found by a dump (diag_find_cookies keeps the order:
+ * a request's socket comes before its peer). */
+static void diag_found(void *ctx, size_t i, const struct diag_sock *s, bool service_local)
+{
+	struct diag_batch *b = ctx;
+
+	diag_end(b->e, b->ask[i], s, b->primary[i], service_local);
+}
+
+/* Requests that name no address (the budget's: unread records carry a
+ * cookie only): each namespace is dumped and searched for their cookies,
+ * up to DIAG_MAX_SOCKS_PER_NETNS sockets a namespace.  One the dump could
+ * not reach is said and counted. */
+static void enforce_diag_dump(struct enforcer *e, const struct reset_ask *asks, size_t n,
+			      int self)
 {
 	struct diag_batch b = { .e = e };
 	size_t i, j, left;
-	int self, phase;
+	int phase, err;
 
 	b.cookies = calloc(2 * n, sizeof(*b.cookies));
 	b.ended = calloc(2 * n, sizeof(*b.ended));
@@ -389,14 +485,12 @@ static void enforce_diag(struct enforcer *e, const struct reset_ask *asks, size_
 			b.cookies[b.n++] = asks[i].peer;
 		}
 	}
-	self = netns_save();
-	if (self < 0)
-		goto out;
 	/* the requests' sockets everywhere first, then their peers: a peer
 	 * ended first would close its socket (the RST) before that socket's
 	 * namespace is dumped, and its reset would go uncounted */
 	for (phase = 0; phase < 2; phase++) {
 		left = 0;
+		err = 0;
 		for (j = 0; j < b.n; j++) {
 			if (phase == 0 && !b.primary[j])
 				b.ended[j] = true; /* not yet */
@@ -407,24 +501,58 @@ static void enforce_diag(struct enforcer *e, const struct reset_ask *asks, size_
 		/* the agent's own namespace, then every tracked one, until
 		 * all are found (a closed socket is in none: nothing to end) */
 		for (i = 0; i <= e->n_ns && left; i++) {
-			int found;
+			int ret;
 
 			if (i == 0 ? netns_back(self) : netns_enter(&e->ns[i - 1]))
 				continue;
-			found = diag_find_cookies(b.cookies, b.ended, b.n, diag_found, &b);
-			if (found < 0)
+			ret = diag_find_cookies(b.cookies, b.ended, b.n, diag_found, &b);
+			if (ret < 0) {
 				pr_warn("sock_diag in %s: %s\n", i ? "a tracked netns" : "the agent's netns",
-					strerror(-found));
-			else
-				left -= found;
+					strerror(-ret));
+				err = ret;
+			}
+			for (j = 0, left = 0; j < b.n; j++)
+				left += !b.ended[j];
 		}
+		/* a request's socket a failed dump may have hidden */
+		for (j = 0; phase == 0 && err && j < b.n; j++)
+			if (b.primary[j] && !b.ended[j])
+				diag_lookup_failed(e, b.ask[j], "a namespace's dump", err);
 	}
-	netns_restore(self);
 out:
 	free(b.cookies);
 	free(b.ended);
 	free(b.ask);
 	free(b.primary);
+}
+
+static void enforce_diag(struct enforcer *e, const struct reset_ask *asks, size_t n)
+{
+	struct reset_ask *v;
+	size_t i, ne = 0, nd = 0;
+	int self;
+
+	/* those that name an address first, in order, then the others */
+	v = calloc(n, sizeof(*v));
+	if (!v) {
+		pr_warn("ending %zu connections: out of memory\n", n);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		if (asks[i].sock.family)
+			v[ne++] = asks[i];
+	for (i = 0; i < n; i++)
+		if (!asks[i].sock.family)
+			v[ne + nd++] = asks[i];
+	self = netns_save();
+	if (self >= 0) {
+		if (ne)
+			enforce_diag_exact(e, v, ne, self);
+		if (nd)
+			enforce_diag_dump(e, v + ne, nd, self);
+		netns_restore(self);
+	}
+	free(v);
 }
 
 /* End these connections, both ends, wherever they live. */
@@ -486,6 +614,7 @@ void enforcer_tick(struct enforcer *e, struct agent_gauges *g)
 	g->unread_max_bytes = largest;
 	g->unread_limit = e->max_unread;
 	g->unread_budget = e->budget;
+	g->reset_lookups_failed = e->lookups_failed;
 	if (!e->budget || g->unread_bytes <= e->budget || !e->rb)
 		return;
 	/* Over the host-wide budget: end the largest until back under it. */
@@ -585,11 +714,25 @@ static int error_seen(int fd)
 	return 0;
 }
 
-static void end_found(void *ctx, size_t i, const struct diag_sock *s, bool service_local)
+/* End fd's socket over sock_diag as the enforcer does: looked up by its
+ * address and cookie, then SOCK_DESTROY. */
+static int diag_end_fd(int fd, uint64_t cookie)
 {
-	(void)i;
-	(void)service_local;
-	*(int *)ctx = diag_destroy(s);
+	struct sockaddr_in a, b;
+	socklen_t alen = sizeof(a), blen = sizeof(b);
+	struct diag_sock w = { .family = AF_INET, .cookie = cookie }, s;
+	int err;
+
+	if (getsockname(fd, (struct sockaddr *)&a, &alen) ||
+	    getpeername(fd, (struct sockaddr *)&b, &blen))
+		return -errno;
+	w.local[10] = w.local[11] = w.remote[10] = w.remote[11] = 0xff;
+	memcpy(w.local + 12, &a.sin_addr, 4);
+	memcpy(w.remote + 12, &b.sin_addr, 4);
+	w.lport = ntohs(a.sin_port);
+	w.rport = ntohs(b.sin_port);
+	err = diag_get(&w, &s);
+	return err ? err : diag_destroy(&s);
 }
 
 int enforcer_check_reset(enum reset_mech mech, const struct bpf_object *dataplane,
@@ -598,9 +741,8 @@ int enforcer_check_reset(enum reset_mech mech, const struct bpf_object *dataplan
 	struct sockiter it = {};
 	uint64_t cookie = 0;
 	socklen_t clen = sizeof(cookie);
-	bool ended = false;
 	struct sock_id key;
-	int s[2], i, err, e0, e1, err_end = 0;
+	int s[2], i, err, e0, e1;
 	__u64 value;
 
 	err = loopback_pair(s);
@@ -640,11 +782,7 @@ int enforcer_check_reset(enum reset_mech mech, const struct bpf_object *dataplan
 			goto out;
 		}
 	} else {
-		err = diag_find_cookies(&cookie, &ended, 1, end_found, &err_end);
-		if (err == 0)
-			err = -ENOENT;
-		else if (err > 0)
-			err = err_end;
+		err = diag_end_fd(s[0], cookie);
 		if (err < 0) {
 			snprintf(detail, len, "sock_diag SOCK_DESTROY: %s%s", strerror(-err),
 				 err == -EOPNOTSUPP ? " (CONFIG_INET_DIAG_DESTROY off)" : "");

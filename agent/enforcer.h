@@ -13,13 +13,19 @@
  *               socket's sends stopped and its service endpoint
  *               learned in BPF, its peer named and ended by the next
  *               pass wherever it lives;
- *   sock_diag   where tracing programs are refused: a dump of each such
- *               namespace finds the sockets by cookie and SOCK_DESTROY
- *               ends them (sock_diag.h); the request names the peer (the
- *               data plane's do; the guard's splice hooks can't, and the
- *               RST of the first end tells the peer); syscall_ops counts
- *               the reset and learns the service endpoint (the
- *               request's, else the ended socket's listened-on end).
+ *   sock_diag   where tracing programs are refused: each socket is
+ *               looked up by the address the request gives and its
+ *               cookie, in each such namespace until found (an exact
+ *               lookup: what a namespace holds besides costs nothing),
+ *               and SOCK_DESTROY ends it (sock_diag.h); the budget's
+ *               requests, which name a cookie only, by a dump of each
+ *               namespace.  The request names the peer (the data
+ *               plane's do; the guard's splice hooks can't, and the RST
+ *               of the first end tells the peer), which is ended;
+ *               syscall_ops counts the reset and learns the
+ *               service endpoint (the request's, else the ended
+ *               socket's listened-on end).  A lookup that fails is said
+ *               and counted (reset_lookups_failed).
  * Either way each reset is logged with both addresses, and both ends see
  * an error.
  *
@@ -37,6 +43,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "maps.h"
+#include "accel.h" /* struct reset_tuple */
 #include "netns.h"
 #include "sockiter.h"
 #include "syscall_ops.h"
@@ -74,6 +81,8 @@ struct reset_ask {
 	uint32_t reason;
 	struct service_key service; /* its service endpoint, as the data plane
 				     * learns it; port 0: not known */
+	struct reset_tuple sock;    /* cookie's address (sock_diag looks it
+				     * up); family 0: not known */
 };
 
 struct enforcer {
@@ -86,6 +95,8 @@ struct enforcer {
 	uint64_t budget;         /* host-wide */
 	const struct netns_ref *ns; /* where tracked processes live (runtime's) */
 	size_t n_ns;
+	uint64_t lookups_failed; /* sock_diag lookups of sockets to end that
+				  * failed (reset_lookups_failed) */
 	/* requests taken from the ring, not yet carried out */
 	struct reset_ask *pending;
 	size_t n_pending, cap_pending;

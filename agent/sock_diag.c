@@ -61,6 +61,30 @@ int diag_dump_tcp(int family, uint32_t states, struct diag_ctx *ctx, struct diag
 	return request(&msg.nlh, ctx, l);
 }
 
+/* An exact request's id (net/ipv4/inet_diag.c inet_diag_find_one_icsk):
+ * the 4-tuple as the kernel's lookup takes it (v4 in the first word), the
+ * bound device, then the cookie (sock_diag_check_cookie: low word first;
+ * INET_DIAG_NOCOOKIE takes whatever the tuple finds). */
+static void exact_id(struct inet_diag_req_v2 *req, const struct diag_sock *s, bool any_cookie)
+{
+	if (s->family == AF_INET) {
+		memcpy(req->id.idiag_src, s->local + 12, 4);
+		memcpy(req->id.idiag_dst, s->remote + 12, 4);
+	} else {
+		memcpy(req->id.idiag_src, s->local, 16);
+		memcpy(req->id.idiag_dst, s->remote, 16);
+	}
+	req->id.idiag_sport = htons(s->lport);
+	req->id.idiag_dport = htons(s->rport);
+	req->id.idiag_if = s->ifindex;
+	if (any_cookie) {
+		req->id.idiag_cookie[0] = req->id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
+	} else {
+		req->id.idiag_cookie[0] = (uint32_t)s->cookie;
+		req->id.idiag_cookie[1] = (uint32_t)(s->cookie >> 32);
+	}
+}
+
 int diag_destroy(const struct diag_sock *s)
 {
 	struct {
@@ -76,23 +100,62 @@ int diag_destroy(const struct diag_sock *s)
 	struct diag_list none = {};
 	int ret;
 
-	/* inet_diag_find_one_icsk: the 4-tuple as the dump gave it, then
-	 * the cookie (sock_diag_check_cookie: low word first) */
-	if (s->family == AF_INET) {
-		memcpy(msg.req.id.idiag_src, s->local + 12, 4);
-		memcpy(msg.req.id.idiag_dst, s->remote + 12, 4);
-	} else {
-		memcpy(msg.req.id.idiag_src, s->local, 16);
-		memcpy(msg.req.id.idiag_dst, s->remote, 16);
-	}
-	msg.req.id.idiag_sport = htons(s->lport);
-	msg.req.id.idiag_dport = htons(s->rport);
-	msg.req.id.idiag_if = s->ifindex;
-	msg.req.id.idiag_cookie[0] = (uint32_t)s->cookie;
-	msg.req.id.idiag_cookie[1] = (uint32_t)(s->cookie >> 32);
+	exact_id(&msg.req, s, false);
 	ret = request(&msg.nlh, &ctx, &none);
 	free(none.v);
 	return ret;
+}
+
+/* One socket by its id, not a dump (no NLM_F_DUMP: inet_diag_cmd_exact,
+ * a hash lookup however many sockets the namespace holds); NLM_F_ACK, so
+ * the reply ends with an ACK or the lookup's error. */
+static int get_exact(const struct diag_sock *want, bool any_cookie, struct diag_sock *got)
+{
+	struct {
+		struct nlmsghdr nlh;
+		struct inet_diag_req_v2 req;
+	} msg = {
+		.nlh = { .nlmsg_len = sizeof(msg), .nlmsg_type = SOCK_DIAG_BY_FAMILY,
+			 .nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK },
+		.req = { .sdiag_family = want->family, .sdiag_protocol = IPPROTO_TCP,
+			 .idiag_states = DIAG_TCP_ALL },
+	};
+	/* the reply carries the family of the socket found, which for a
+	 * v4-mapped tuple may be either (a dual-stack socket is AF_INET6) */
+	struct diag_ctx ctx = { .family = AF_UNSPEC, .any_cgroup = true, .budget = 1 };
+	struct diag_list l = {};
+	int ret;
+
+	exact_id(&msg.req, want, any_cookie);
+	ret = request(&msg.nlh, &ctx, &l);
+	if (!ret && l.n != 1)
+		ret = -ENOENT;
+	if (!ret)
+		*got = l.v[0];
+	free(l.v);
+	return ret;
+}
+
+int diag_get(const struct diag_sock *want, struct diag_sock *got)
+{
+	return get_exact(want, false, got);
+}
+
+int diag_listening(const struct diag_sock *s)
+{
+	struct diag_sock want = *s, got;
+	int ret;
+
+	/* the remote end any (0, port 0): no established socket has it, so
+	 * the lookup goes on to the listeners (inet_lookup:
+	 * __inet_lookup_listener) and finds the one this local end was
+	 * accepted from, if it is still there */
+	memset(want.remote, 0, sizeof(want.remote));
+	want.rport = 0;
+	ret = get_exact(&want, true, &got);
+	if (ret == -ENOENT)
+		return 0;
+	return ret ? ret : got.state == DIAG_TCP_LISTEN;
 }
 
 static bool listened_on(const struct diag_list *l, uint16_t port)
@@ -135,5 +198,11 @@ int diag_find_cookies(const uint64_t *cookies, bool *found, size_t n, diag_found
 		}
 	}
 	free(l.v);
-	return got || !err ? got : err;
+	if (dctx.capped && !err)
+		err = -ENOBUFS;
+	/* what was not found may be past the cap, or in what failed */
+	for (j = 0; err && j < n; j++)
+		if (!found[j])
+			return err;
+	return got;
 }

@@ -2,7 +2,8 @@
 /*
  * The agent's sock_diag requests (NETLINK_SOCK_DIAG, inet_diag), in the
  * network namespace the caller is in: dumps of TCP sockets (following
- * peers, finding doomed sockets) and SOCK_DESTROY, which ends a socket
+ * peers; finding doomed sockets a request gives no address for), exact
+ * lookups of one socket (the doomed ones) and SOCK_DESTROY, which ends a socket
  * from user space where no BPF program may (bpf_sock_destroy is callable
  * only from iter/tcp, a tracing program: net/core/filter.c
  * bpf_sk_iter_kfunc_set).  SOCK_DESTROY runs tcp_abort() like the kfunc:
@@ -26,9 +27,19 @@
 /* Dump the TCP sockets of family (AF_INET, AF_INET6) in the states
  * (a bit per state) into l.  0 or -errno. */
 int diag_dump_tcp(int family, uint32_t states, struct diag_ctx *ctx, struct diag_list *l);
-/* End one socket of a dump (SOCK_DESTROY by its 4-tuple and cookie: the
- * kernel refuses it if the cookie no longer matches).  0 or -errno. */
+/* End one socket (SOCK_DESTROY by its 4-tuple, bound device and cookie:
+ * the kernel refuses it if the cookie no longer matches).  0 or -errno. */
 int diag_destroy(const struct diag_sock *s);
+/* Ask for one socket by its 4-tuple, bound device and cookie (want's
+ * family, local, remote, ports, ifindex, cookie; v4 as ::ffff:a.b.c.d
+ * with family AF_INET): a lookup, not a dump, so it costs the same
+ * however many sockets the namespace holds.  *got is the socket as the
+ * kernel reports it (its own family).  0, -ENOENT (not in this
+ * namespace, or its cookie differs), or another -errno. */
+int diag_get(const struct diag_sock *want, struct diag_sock *got);
+/* Whether s's local address and port have a listener here (the one an
+ * exact lookup of that end and any remote finds).  1, 0, or -errno. */
+int diag_listening(const struct diag_sock *s);
 
 /* A socket diag_find_cookies found: cookies[i] is s; service_local: its
  * local port has a listener in this namespace. */
@@ -36,8 +47,12 @@ typedef void (*diag_found_fn)(void *ctx, size_t i, const struct diag_sock *s, bo
 
 /* Find the TCP sockets of this namespace whose cookies are in cookies[n]
  * and call found for each, in the order of cookies (found[i] is set; a
- * socket found is not looked for again).  Returns how many were found,
- * or -errno when the dump failed and found none. */
+ * socket found is not looked for again).  A dump, of at most
+ * DIAG_MAX_SOCKS_PER_NETNS sockets: past that (anyone in the namespace
+ * can open that many) the rest is not looked at.  Returns how many were
+ * found, or, when some are still not found, -errno if the dump failed
+ * and -ENOBUFS if it was cut at the cap (those found were called all the
+ * same). */
 int diag_find_cookies(const uint64_t *cookies, bool *found, size_t n, diag_found_fn fn,
 		      void *ctx);
 

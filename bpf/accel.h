@@ -271,6 +271,24 @@ struct guard_state {
  * tick held up by a slow Kubernetes API call (libcurl timeout 5 s). */
 #define GUARD_ALIVE_NS (15ULL * 1000000000ULL)
 
+/* The socket a reset request names, as the kernel's exact sock_diag
+ * lookup takes it (net/ipv4/inet_diag.c inet_diag_find_one_icsk: the
+ * 4-tuple and bound device find it, the cookie confirms it): where the
+ * agent ends connections over sock_diag it asks for that one socket, as
+ * ss -K does, not for a dump of its namespace, which anyone in that
+ * namespace can make as long as they like.  Its peer's is the reverse
+ * (the two ends of a pair are each other's reversed view: sockkey.h). */
+struct reset_tuple {
+	__u32 local[4];  /* network order; v4 as ::ffff:a.b.c.d */
+	__u32 remote[4];
+	__u16 lport;     /* host order */
+	__u16 rport;
+	__u32 ifindex;   /* sk_bound_dev_if; 0: none */
+	__u16 family;    /* the socket's own (AF_INET6 for a dual-stack
+			  * socket's v4-mapped connection); 0: not known */
+	__u16 _pad[3];
+};
+
 /* A connection the data plane (or the guard) wants ended: the agent's
  * enforcer resets both ends (reset_requests ring buffer). */
 struct reset_request {
@@ -283,6 +301,7 @@ struct reset_request {
 				     * behaviour this is, to learn; port 0:
 				     * the socket named's own (the guard's
 				     * splice hooks: the enforcer finds it) */
+	struct reset_tuple sock;    /* the socket cookie names: its address */
 };
 
 /* A connection the agent asked the reset_doomed iterator to end
@@ -357,6 +376,8 @@ struct agent_gauges {
 	__u64 cgroups;          /* cgroups attached now */
 	__u64 recent_pairs;     /* pairs made in the last 5 minutes (agent/verdict.h) */
 	__u64 recent_conns;     /* tracked sockets and skipped connections, likewise */
+	__u64 reset_lookups_failed; /* sock_diag lookups of sockets to end
+				     * that failed (agent/enforcer.c) */
 };
 
 /* Defaults of the data plane's load-time settings that are options too:

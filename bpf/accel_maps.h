@@ -51,9 +51,9 @@ struct {
 	__uint(max_entries, 128 * 1024);
 } reset_requests SEC(".maps");
 
-/* The requests reset_requests had no room for (about 2000 fit, 64 bytes
- * each with its header: a splicing relay's 2000 connections doomed while
- * the agent was busy): kept by
+/* The requests reset_requests had no room for (about 1150 fit, 112
+ * bytes each with its header: a splicing relay's 1150 connections doomed
+ * while the agent was busy): kept by
  * cookie until the enforcer takes them, right after it empties the ring.
  * One per tracked socket at most, so sized as sock_hash (the agent sets
  * both from --max-sockets): a request is never lost while its socket is
@@ -148,12 +148,14 @@ static __always_inline const struct service_key *side_of(const struct sock_state
  * has woken the agent already (each record before this one forced a
  * wake-up): the request waits in reset_backlog for that wake-up. */
 static __always_inline void request_reset(__u64 cookie, __u64 peer, __u32 reason,
-					  const struct service_key *svc)
+					  const struct service_key *svc,
+					  const struct reset_tuple *sock)
 {
 	struct reset_request r = { .cookie = cookie, .peer = peer, .reason = reason };
 
 	if (svc)
 		r.service = *svc;
+	r.sock = *sock;
 	if (!bpf_ringbuf_output(&reset_requests, &r, sizeof(r), BPF_RB_FORCE_WAKEUP))
 		return;
 	if (bpf_map_update_elem(&reset_backlog, &cookie, &r, BPF_ANY))

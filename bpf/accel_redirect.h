@@ -54,11 +54,27 @@ static __always_inline int doom(struct sock_state *st, struct sk_msg_md *msg,
 				enum reset_reason why)
 {
 	const struct service_key *side = side_of(st, why != RS_SLOW_READER);
+	struct sock_addr_view v = {};
+	struct reset_tuple t = {};
+	struct bpf_sock *sk;
+	struct sock_key k;
 
 	st->flags |= SS_DOOMED;
 	st->doom_reason = why;
 	service_learn_hazard(side, why);
-	request_reset(st->cookie, st->flags & SS_PAIRED ? st->peer.cookie : 0, why, side);
+	/* our address, for the enforcer's exact lookup (struct reset_tuple) */
+	VIEW_FROM_CTX(&v, msg);
+	if (!sock_key_build(&k, &v)) {
+		__builtin_memcpy(t.local, k.local_ip, sizeof(t.local));
+		__builtin_memcpy(t.remote, k.remote_ip, sizeof(t.remote));
+		t.lport = k.local_port;
+		t.rport = k.remote_port;
+		t.family = v.family;
+	}
+	sk = msg->sk;
+	if (sk)
+		t.ifindex = sk->bound_dev_if;
+	request_reset(st->cookie, st->flags & SS_PAIRED ? st->peer.cookie : 0, why, side, &t);
 	emit_conn(EV_RESET, st->cookie, st->peer.cookie, st->service.port, why, 0, 0);
 	return SK_DROP;
 }

@@ -122,9 +122,29 @@ static __always_inline struct sock *our_socket_of_fd(int fd)
 	return our_socket(BPF_CORE_READ(sock, sk));
 }
 
+/* sk's address, for the enforcer's exact lookup (struct reset_tuple) */
+static __always_inline void tuple_of(struct reset_tuple *t, struct sock *sk)
+{
+	t->family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	if (t->family == SK_AF_INET) {
+		t->local[2] = t->remote[2] = SK_V4MAPPED_WORD;
+		t->local[3] = BPF_CORE_READ(sk, __sk_common.skc_rcv_saddr);
+		t->remote[3] = BPF_CORE_READ(sk, __sk_common.skc_daddr);
+	} else if (t->family == SK_AF_INET6) {
+		BPF_CORE_READ_INTO(&t->local, sk, __sk_common.skc_v6_rcv_saddr.in6_u.u6_addr32);
+		BPF_CORE_READ_INTO(&t->remote, sk, __sk_common.skc_v6_daddr.in6_u.u6_addr32);
+	} else {
+		t->family = 0;
+	}
+	t->lport = BPF_CORE_READ(sk, __sk_common.skc_num);
+	t->rport = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
+	t->ifindex = BPF_CORE_READ(sk, __sk_common.skc_bound_dev_if);
+}
+
 /* A splice on one of ours: ask for its reset, once. */
 static __always_inline void spliced_socket(struct sock *sk)
 {
+	struct reset_tuple t = {};
 	__u64 cookie;
 	__u8 one = 1;
 
@@ -133,7 +153,8 @@ static __always_inline void spliced_socket(struct sock *sk)
 	cookie = BPF_CORE_READ(sk, __sk_common.skc_cookie.counter);
 	if (bpf_map_update_elem(&spliced, &cookie, &one, BPF_NOEXIST))
 		return; /* reported already */
-	request_reset(cookie, 0, RS_SPLICE, NULL);
+	tuple_of(&t, sk);
+	request_reset(cookie, 0, RS_SPLICE, NULL, &t);
 }
 
 SEC("tracepoint/syscalls/sys_enter_splice")
@@ -286,6 +307,7 @@ int uring_submit(struct trace_event_raw_io_uring_submit_req *ctx)
 	struct io_kiocb *req = ctx->req;
 	struct io_splice *sp;
 	struct io_sr_msg *sr;
+	struct reset_tuple t = {};
 	struct sock *sk;
 	__u8 op;
 
@@ -321,7 +343,8 @@ int uring_submit(struct trace_event_raw_io_uring_submit_req *ctx)
 	if (!sk)
 		return 0;
 	oob_enter(MSG_OOB);
-	request_reset(BPF_CORE_READ(sk, __sk_common.skc_cookie.counter), 0, RS_OOB, NULL);
+	tuple_of(&t, sk);
+	request_reset(BPF_CORE_READ(sk, __sk_common.skc_cookie.counter), 0, RS_OOB, NULL, &t);
 	return 0;
 }
 

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # Proves: every connection the data plane dooms is ended, however many
 # are doomed at once.  The reset ring (reset_requests, 128 KiB) holds about
-# 2000 requests; a splicing relay with 2500 connections that all splice
+# 1150 requests; a splicing relay with 2500 connections that all splice
 # while the agent is busy asks for more.  The agent is stopped (SIGSTOP)
 # while the 2500 server ends call splice(2) once each (non-blocking: the
 # guard's splice hook asks for the reset at the call), then continued:

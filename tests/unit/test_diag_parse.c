@@ -397,6 +397,27 @@ static void test_foreign(void)
 	reset();
 	put_sock(SK(AF_INET6, "2001:db8::1", "2001:db8::2", 80, 40000, 111));
 	CHECK(parse_dg(&c) == -EPROTO, "a v6 socket in a v4 dump");
+	/* an exact request's reply (AF_UNSPEC): the socket's own family,
+	 * either, but nothing else */
+	c.family = AF_UNSPEC;
+	c.any_cgroup = true;
+	reset();
+	put_sock(SK(AF_INET6, "::ffff:10.0.0.1", "::ffff:10.0.0.2", 80, 40000, 0));
+	put_error(0, sizeof(struct nlmsgerr));
+	ret = parse_dg(&c);
+	CHECK(ret == DIAG_DONE && list.n == 1 && list.v[0].family == AF_INET6,
+	      "an exact reply: a dual-stack socket for a v4 tuple (got %d)", ret);
+	reset();
+	put_sock(SK(AF_INET, "10.0.0.1", "10.0.0.2", 80, 40000, 0));
+	put_error(0, sizeof(struct nlmsgerr));
+	ret = parse_dg(&c);
+	CHECK(ret == DIAG_DONE && list.n == 1 && list.v[0].family == AF_INET,
+	      "an exact reply: an AF_INET socket (got %d)", ret);
+	reset();
+	put_sock(SK(AF_UNIX, "", "", 80, 40000, 0));
+	CHECK(parse_dg(&c) == -EPROTO && !list.n, "an exact reply of another family");
+	c.family = AF_INET;
+	c.any_cgroup = false;
 	reset();
 	{
 		size_t s = begin_msg(NLMSG_NOOP, SEQ, PID);
