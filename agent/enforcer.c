@@ -331,7 +331,7 @@ static void diag_service(const struct reset_ask *a, const struct diag_sock *s,
 }
 
 /* End s, found in the namespace this thread is in.  counts: it stands for
- * the request (its own socket): learn
+ * the request (its own socket, or its peer when its own is gone): learn
  * its service endpoint and count the reset first (as reset_doomed does
  * before bpf_sock_destroy: a connection made after the reset must not
  * pair with that endpoint), then end it. */
@@ -422,20 +422,38 @@ static void enforce_diag_exact(struct enforcer *e, const struct reset_ask *asks,
 			       int self)
 {
 	struct diag_sock w, s;
+	bool *found;
 	size_t i;
+	int ret;
 
+	found = calloc(n, sizeof(*found));
+	if (!found) {
+		pr_warn("ending %zu connections: out of memory\n", n);
+		return;
+	}
 	for (i = 0; i < n; i++) {
 		diag_want(&asks[i], false, &w);
-		if (!diag_locate(e, &asks[i], self, &w, &s))
-			diag_end(e, &asks[i], &s, true, diag_listening(&s) > 0);
+		if (diag_locate(e, &asks[i], self, &w, &s))
+			continue;
+		found[i] = true;
+		ret = diag_listening(&s);
+		diag_end(e, &asks[i], &s, true, ret > 0);
 	}
 	for (i = 0; i < n; i++) {
 		if (!asks[i].peer)
 			continue;
 		diag_want(&asks[i], true, &w);
-		if (!diag_locate(e, &asks[i], self, &w, &s))
-			diag_end(e, &asks[i], &s, false, false);
+		if (diag_locate(e, &asks[i], self, &w, &s))
+			continue;
+		/* A request's socket found nowhere: its owner closed it
+		 * after the send was refused, and the kernel let it go.
+		 * Nothing else would end its peer, which would read a clean
+		 * EOF after what it got: it is ended in its place, counted
+		 * and learned as the request says (as enforce_iter_chunk
+		 * does). */
+		diag_end(e, &asks[i], &s, !found[i], !found[i] && diag_listening(&s) > 0);
 	}
+	free(found);
 }
 
 /* The sockets to end: each request's, then its peer's. */

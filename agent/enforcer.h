@@ -21,8 +21,9 @@
  *               requests, which name a cookie only, by a dump of each
  *               namespace.  The request names the peer (the data
  *               plane's do; the guard's splice hooks can't, and the RST
- *               of the first end tells the peer), which is ended;
- *               syscall_ops counts the reset and learns the
+ *               of the first end tells the peer), which is ended, and
+ *               counted in its place when the request's own socket is
+ *               gone; syscall_ops counts the reset and learns the
  *               service endpoint (the request's, else the ended
  *               socket's listened-on end).  A lookup that fails is said
  *               and counted (reset_lookups_failed).
