@@ -432,6 +432,8 @@ static void enforce_diag_exact(struct enforcer *e, const struct reset_ask *asks,
 		return;
 	}
 	for (i = 0; i < n; i++) {
+		if (!asks[i].sock.family)
+			continue;
 		diag_want(&asks[i], false, &w);
 		if (diag_locate(e, &asks[i], self, &w, &s))
 			continue;
@@ -440,7 +442,7 @@ static void enforce_diag_exact(struct enforcer *e, const struct reset_ask *asks,
 		diag_end(e, &asks[i], &s, true, ret > 0);
 	}
 	for (i = 0; i < n; i++) {
-		if (!asks[i].peer)
+		if (!asks[i].peer || !asks[i].sock.family)
 			continue;
 		diag_want(&asks[i], true, &w);
 		if (diag_locate(e, &asks[i], self, &w, &s))
@@ -456,121 +458,21 @@ static void enforce_diag_exact(struct enforcer *e, const struct reset_ask *asks,
 	free(found);
 }
 
-/* The sockets to end: each request's, then its peer's. */
-struct diag_batch {
-	struct enforcer *e;
-	uint64_t *cookies;
-	bool *ended;
-	const struct reset_ask **ask; /* the request each cookie came from */
-	bool *primary;
-	size_t n;
-};
-
-/* One doomed socket found by a dump (diag_find_cookies keeps the order:
- * a request's socket comes before its peer). */
-static void diag_found(void *ctx, size_t i, const struct diag_sock *s, bool service_local)
-{
-	struct diag_batch *b = ctx;
-
-	diag_end(b->e, b->ask[i], s, b->primary[i], service_local);
-}
-
-/* Requests that name no address (the budget's: unread records carry a
- * cookie only): each namespace is dumped and searched for their cookies,
- * up to DIAG_MAX_SOCKS_PER_NETNS sockets a namespace.  One the dump could
- * not reach is said and counted. */
-static void enforce_diag_dump(struct enforcer *e, const struct reset_ask *asks, size_t n,
-			      int self)
-{
-	struct diag_batch b = { .e = e };
-	size_t i, j, left;
-	int phase, err;
-
-	b.cookies = calloc(2 * n, sizeof(*b.cookies));
-	b.ended = calloc(2 * n, sizeof(*b.ended));
-	b.ask = calloc(2 * n, sizeof(*b.ask));
-	b.primary = calloc(2 * n, sizeof(*b.primary));
-	if (!b.cookies || !b.ended || !b.ask || !b.primary) {
-		pr_warn("ending %zu connections: out of memory\n", n);
-		goto out;
-	}
-	for (i = 0; i < n; i++) {
-		b.ask[b.n] = &asks[i];
-		b.primary[b.n] = true;
-		b.cookies[b.n++] = asks[i].cookie;
-		if (asks[i].peer) {
-			b.ask[b.n] = &asks[i];
-			b.cookies[b.n++] = asks[i].peer;
-		}
-	}
-	/* the requests' sockets everywhere first, then their peers: a peer
-	 * ended first would close its socket (the RST) before that socket's
-	 * namespace is dumped, and its reset would go uncounted */
-	for (phase = 0; phase < 2; phase++) {
-		left = 0;
-		err = 0;
-		for (j = 0; j < b.n; j++) {
-			if (phase == 0 && !b.primary[j])
-				b.ended[j] = true; /* not yet */
-			else if (phase == 1 && !b.primary[j])
-				b.ended[j] = false;
-			left += !b.ended[j];
-		}
-		/* the agent's own namespace, then every tracked one, until
-		 * all are found (a closed socket is in none: nothing to end) */
-		for (i = 0; i <= e->n_ns && left; i++) {
-			int ret;
-
-			if (i == 0 ? netns_back(self) : netns_enter(&e->ns[i - 1]))
-				continue;
-			ret = diag_find_cookies(b.cookies, b.ended, b.n, diag_found, &b);
-			if (ret < 0) {
-				pr_warn("sock_diag in %s: %s\n", i ? "a tracked netns" : "the agent's netns",
-					strerror(-ret));
-				err = ret;
-			}
-			for (j = 0, left = 0; j < b.n; j++)
-				left += !b.ended[j];
-		}
-		/* a request's socket a failed dump may have hidden */
-		for (j = 0; phase == 0 && err && j < b.n; j++)
-			if (b.primary[j] && !b.ended[j])
-				diag_lookup_failed(e, b.ask[j], "a namespace's dump", err);
-	}
-out:
-	free(b.cookies);
-	free(b.ended);
-	free(b.ask);
-	free(b.primary);
-}
-
 static void enforce_diag(struct enforcer *e, const struct reset_ask *asks, size_t n)
 {
-	struct reset_ask *v;
-	size_t i, ne = 0, nd = 0;
+	size_t i;
 	int self;
 
-	/* those that name an address first, in order, then the others */
-	v = calloc(n, sizeof(*v));
-	if (!v) {
-		pr_warn("ending %zu connections: out of memory\n", n);
-		return;
-	}
-	for (i = 0; i < n; i++)
-		if (asks[i].sock.family)
-			v[ne++] = asks[i];
+	/* a request without an address (its socket's could not be read):
+	 * nothing to look it up by */
 	for (i = 0; i < n; i++)
 		if (!asks[i].sock.family)
-			v[ne + nd++] = asks[i];
+			diag_lookup_failed(e, &asks[i], "no netns", -EDESTADDRREQ);
 	self = netns_save();
-	if (self >= 0) {
-		if (ne)
-			enforce_diag_exact(e, v, ne, self);
-		if (nd)
-			enforce_diag_dump(e, v + ne, nd, self);
-		netns_restore(self);
-	}
-	free(v);
+	if (self < 0)
+		return;
+	enforce_diag_exact(e, asks, n, self);
+	netns_restore(self);
 }
 
 /* End these connections, both ends, wherever they live. */
@@ -639,7 +541,8 @@ void enforcer_tick(struct enforcer *e, struct agent_gauges *g)
 	qsort(top, n, sizeof(top[0]), by_bytes_desc);
 	over = g->unread_bytes - e->budget;
 	for (i = 0; i < n && over; i++) {
-		asks[i] = (struct reset_ask){ .cookie = top[i].cookie, .reason = RS_BUDGET };
+		asks[i] = (struct reset_ask){ .cookie = top[i].cookie, .reason = RS_BUDGET,
+					      .sock = top[i].sock };
 		over = top[i].bytes >= over ? 0 : over - top[i].bytes;
 	}
 	pr_warn("unread redirected bytes %llu over the budget %llu: ending the %d largest\n",

@@ -17,16 +17,14 @@
  *               looked up by the address the request gives and its
  *               cookie, in each such namespace until found (an exact
  *               lookup: what a namespace holds besides costs nothing),
- *               and SOCK_DESTROY ends it (sock_diag.h); the budget's
- *               requests, which name a cookie only, by a dump of each
- *               namespace.  The request names the peer (the data
- *               plane's do; the guard's splice hooks can't, and the RST
- *               of the first end tells the peer), which is ended, and
- *               counted in its place when the request's own socket is
- *               gone; syscall_ops counts the reset and learns the
- *               service endpoint (the request's, else the ended
- *               socket's listened-on end).  A lookup that fails is said
- *               and counted (reset_lookups_failed).
+ *               and SOCK_DESTROY ends it (sock_diag.h).  The request
+ *               names the peer (the data plane's do; the guard's splice
+ *               hooks can't, and the RST of the first end tells the
+ *               peer), which is ended, and counted in its place when
+ *               the request's own socket is gone; syscall_ops counts the
+ *               reset and learns the service endpoint (the request's,
+ *               else the ended socket's listened-on end).  A lookup that
+ *               fails is said and counted (reset_lookups_failed).
  * Either way each reset is logged with both addresses, and both ends see
  * an error.
  *

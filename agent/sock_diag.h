@@ -2,11 +2,10 @@
 /*
  * The agent's sock_diag requests (NETLINK_SOCK_DIAG, inet_diag), in the
  * network namespace the caller is in: dumps of TCP sockets (following
- * peers; finding doomed sockets a request gives no address for), exact
- * lookups of one socket (the doomed ones) and SOCK_DESTROY, which ends a socket
- * from user space where no BPF program may (bpf_sock_destroy is callable
- * only from iter/tcp, a tracing program: net/core/filter.c
- * bpf_sk_iter_kfunc_set).  SOCK_DESTROY runs tcp_abort() like the kfunc:
+ * peers), exact lookups of one socket (the doomed ones) and SOCK_DESTROY,
+ * which ends a socket from user space where no BPF program may
+ * (bpf_sock_destroy is callable only from iter/tcp, a tracing program:
+ * net/core/filter.c bpf_sk_iter_kfunc_set).  SOCK_DESTROY runs tcp_abort() like the kfunc:
  * ECONNABORTED here, a RST to the peer (net/ipv4/tcp_diag.c
  * tcp_diag_destroy; CONFIG_INET_DIAG_DESTROY, CAP_NET_ADMIN in the
  * namespace's user namespace).  Every reply goes through diag_parse.
@@ -40,20 +39,5 @@ int diag_get(const struct diag_sock *want, struct diag_sock *got);
 /* Whether s's local address and port have a listener here (the one an
  * exact lookup of that end and any remote finds).  1, 0, or -errno. */
 int diag_listening(const struct diag_sock *s);
-
-/* A socket diag_find_cookies found: cookies[i] is s; service_local: its
- * local port has a listener in this namespace. */
-typedef void (*diag_found_fn)(void *ctx, size_t i, const struct diag_sock *s, bool service_local);
-
-/* Find the TCP sockets of this namespace whose cookies are in cookies[n]
- * and call found for each, in the order of cookies (found[i] is set; a
- * socket found is not looked for again).  A dump, of at most
- * DIAG_MAX_SOCKS_PER_NETNS sockets: past that (anyone in the namespace
- * can open that many) the rest is not looked at.  Returns how many were
- * found, or, when some are still not found, -errno if the dump failed
- * and -ENOBUFS if it was cut at the cap (those found were called all the
- * same). */
-int diag_find_cookies(const uint64_t *cookies, bool *found, size_t n, diag_found_fn fn,
-		      void *ctx);
 
 #endif

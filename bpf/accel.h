@@ -332,6 +332,7 @@ struct reset_record {
 struct unread_record {
 	__u64 cookie;
 	__u64 bytes;
+	struct reset_tuple sock; /* its address, should the budget end it */
 };
 
 /* What scan_watched (syscall_ops.bpf.c) leaves for the agent: the one

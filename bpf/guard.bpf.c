@@ -122,25 +122,6 @@ static __always_inline struct sock *our_socket_of_fd(int fd)
 	return our_socket(BPF_CORE_READ(sock, sk));
 }
 
-/* sk's address, for the enforcer's exact lookup (struct reset_tuple) */
-static __always_inline void tuple_of(struct reset_tuple *t, struct sock *sk)
-{
-	t->family = BPF_CORE_READ(sk, __sk_common.skc_family);
-	if (t->family == SK_AF_INET) {
-		t->local[2] = t->remote[2] = SK_V4MAPPED_WORD;
-		t->local[3] = BPF_CORE_READ(sk, __sk_common.skc_rcv_saddr);
-		t->remote[3] = BPF_CORE_READ(sk, __sk_common.skc_daddr);
-	} else if (t->family == SK_AF_INET6) {
-		BPF_CORE_READ_INTO(&t->local, sk, __sk_common.skc_v6_rcv_saddr.in6_u.u6_addr32);
-		BPF_CORE_READ_INTO(&t->remote, sk, __sk_common.skc_v6_daddr.in6_u.u6_addr32);
-	} else {
-		t->family = 0;
-	}
-	t->lport = BPF_CORE_READ(sk, __sk_common.skc_num);
-	t->rport = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
-	t->ifindex = BPF_CORE_READ(sk, __sk_common.skc_bound_dev_if);
-}
-
 /* A splice on one of ours: ask for its reset, once. */
 static __always_inline void spliced_socket(struct sock *sk)
 {

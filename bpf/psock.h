@@ -24,6 +24,18 @@ static __always_inline __u64 psock_from_user_data(__u64 ud)
 	return ud & SK_USER_DATA_PSOCK_BIT ? ud & ~SK_USER_DATA_FLAGS : 0;
 }
 
+/* The socket of a psock (probe reads: a psock may be gone; check it
+ * with psock_is_of first). */
+static __always_inline struct sock *psock_sock(__u64 psock)
+{
+	struct sock *sk = NULL;
+
+	if (psock)
+		bpf_probe_read_kernel(&sk, sizeof(sk),
+				      (void *)(psock + bpf_core_field_offset(struct sk_psock, sk)));
+	return sk;
+}
+
 /* Is psock the psock of the socket with this cookie?  Rules out a psock
  * written by a claimer whose claim then failed, and one freed since
  * (its memory reused): the socket it names must still carry the cookie. */

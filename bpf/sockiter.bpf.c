@@ -115,6 +115,8 @@ int scan_unread(struct bpf_iter__sockmap *ctx)
 	if (!rec.bytes)
 		return 0;
 	rec.cookie = BPF_CORE_READ(sk, __sk_common.skc_cookie.counter);
+	__builtin_memset(&rec.sock, 0, sizeof(rec.sock));
+	tuple_of(&rec.sock, sk);
 	bpf_seq_write(ctx->meta->seq, &rec, sizeof(rec));
 	return 0;
 }

@@ -18,6 +18,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
+#include <bpf/bpf_endian.h>
 #include "accel.h"
 #include "accel_maps.h"
 #include "psock.h"
@@ -55,6 +56,8 @@ static long visit(struct bpf_map *map, __u64 *cookie, __u64 *psock, struct scan_
 	if (!rec.bytes)
 		return 0;
 	rec.cookie = *cookie;
+	__builtin_memset(&rec.sock, 0, sizeof(rec.sock));
+	tuple_of(&rec.sock, psock_sock(*psock));
 	out->total += rec.bytes;
 	if (rec.bytes > out->max)
 		out->max = rec.bytes;

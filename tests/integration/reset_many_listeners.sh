@@ -12,7 +12,8 @@
 # connections must end with an error on both ends (or complete: once one
 # is reset the port is learned and the next stay on TCP), none may hang,
 # and resets.splice counts the ones reset.  The listeners are closed at
-# exit, pass or fail.
+# exit, pass or fail.  Then the same for the host-wide budget's resets
+# (--unread-budget), which name a socket the unread scan found.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/tcpkit.sh"
 SK=$TOOLS/splicekit
@@ -47,7 +48,7 @@ while time.monotonic() < end and os.getppid() == parent:
     time.sleep(0.5)
 PY
 
-agent_start -c "$CS" -c "$CC" $(tier_args "$WEAK_TIER")
+agent_start -c "$CS" -c "$CC" --unread-budget 4M $(tier_args "$WEAK_TIER")
 tier_check "$WEAK_TIER"
 
 # an unprivileged user, in processes of PER sockets each (under the
@@ -104,6 +105,27 @@ assert_eq "$hung" 0 "no splice reader or its client hung"
 assert_ge "$reset" 1 "a splice reader's connection was reset"
 assert_eq $((reset + okc)) $CONNS "every connection completed or was reset"
 assert_eq $((r1 - r0)) "$reset" "resets.splice counts the connections reset"
+
+# the host-wide budget's resets, which name a socket found by the unread
+# scan: a stalled reader holding 6 MiB, over --unread-budget 4M, is ended
+st b0 resets.budget
+D=$TMP/budget
+mkdir -p "$D"
+READER_HOLD_SECS=4 cg_exec "$CS" python3 "$TOP/tests/lib/stalled_reader.py" reader "$D" \
+	>"$D/reader.log" 2>&1 &
+RPID=$!
+on_exit "kill $RPID"
+wait_file "$D/reader.port" "budget: reader listening"
+cg_exec "$CC" timeout 60 python3 "$TOP/tests/lib/stalled_reader.py" sender "$(cat "$D/reader.port")" \
+	"$D" $((6 << 20)) 10 >"$D/sender.log" 2>&1 &
+SPID=$!
+on_exit "kill $SPID"
+wait $SPID
+wait $RPID
+st b1 resets.budget
+log "budget: reader $(cat "$D/reader.json" 2>/dev/null), resets.budget +$((b1 - b0))"
+assert_eq "$(jget "$D/reader.json" end)" reset "budget: the stalled reader holding 6 MiB was reset"
+assert_eq $((b1 - b0)) 1 "budget: resets.budget counts it"
 
 kill "${LPIDS[@]}" 2>/dev/null
 wait "${LPIDS[@]}" 2>/dev/null
