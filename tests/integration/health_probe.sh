@@ -9,7 +9,8 @@
 # health says its loop is stuck and exits 1; continued, ok again.
 . "$(dirname "$0")/../lib/common.sh"
 cg=$(cg_make health)
-port=$((20000 + RANDOM % 20000))
+# below the ephemeral range (32768-60999): no client socket holds it
+port=$((20000 + RANDOM % 12000))
 agent_start -c "$cg" --metrics 127.0.0.1:$port
 wait_port 127.0.0.1 $port
 
