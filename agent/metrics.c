@@ -8,11 +8,14 @@
 #include <microhttpd.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include "counters.h"
 #include "dataplane.h"
 #include "enforcer.h"
 #include "feed.h"
+#include "log.h"
 #include "metrics.h"
 #include "netaddr.h"
 #include "topk.h"
@@ -246,8 +249,103 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	return respond(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", body, len);
 }
 
-#define METRICS_SLOTS      64
-#define METRICS_PER_CLIENT 8
+/* The server can't tell a scraper from a client that holds connections
+ * open, so it bounds what one address holds and how long any request
+ * lives; the probes don't ride on it at all (the manifests run the exec
+ * `ngx-sockmap health`, which reads the loop's heartbeat from the maps).
+ * - 64 slots, 4 for any one address: a scraper uses one connection at a
+ *   time (Prometheus keeps one alive per target), 4 leave room for a few
+ *   behind one address.  With 8 each, 8 addresses took every slot
+ *   (127.0.0.10-17 on loopback, or 8 pods); now it takes 16.  Addresses
+ *   are cheap (all of 127/8, any pod), so this limits one client, not
+ *   many: see METRICS_REQUEST_SEC.
+ * - 10 s idle (MHD_OPTION_CONNECTION_TIMEOUT): a connection without a
+ *   byte for that long is closed.  Any byte resets it, so a client that
+ *   sends one every few seconds would keep its slot forever.
+ * - METRICS_REQUEST_SEC, 20 s, from the accept or the end of the previous
+ *   response to the end of this one, however the client trickles: twice
+ *   the idle timeout, so a keep-alive connection's next request always has
+ *   at least 10 s (Prometheus' default scrape_timeout) and a render takes
+ *   milliseconds.  Past it the socket is shut down and MHD closes it.
+ *   With every slot taken MHD stops accepting (the kernel's backlog keeps
+ *   new connections in order), so one waiting there is served once a slot
+ *   frees, within 20 s, however many addresses hold the others
+ *   (tests/integration/health_probe.sh). */
+#define METRICS_SLOTS       64
+#define METRICS_PER_CLIENT  4
+#define METRICS_IDLE_SEC    10
+#define METRICS_REQUEST_SEC 20
+
+/* One connection: when its current request began (its accept, or the end
+ * of the response before). */
+struct metrics_conn {
+	struct metrics_conn *next, **pprev;
+	int fd;
+	bool cut;      /* shut down: MHD closes it on its next run */
+	__u64 since;   /* CLOCK_MONOTONIC seconds */
+};
+
+static __u64 mono_sec(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec;
+}
+
+static void conn_notify(void *cls, struct MHD_Connection *c, void **ctx,
+			enum MHD_ConnectionNotificationCode what)
+{
+	struct metrics_server *m = cls;
+	const union MHD_ConnectionInfo *ci;
+	struct metrics_conn *mc;
+
+	if (what == MHD_CONNECTION_NOTIFY_CLOSED) {
+		mc = *ctx;
+		if (!mc)
+			return;
+		*mc->pprev = mc->next;
+		if (mc->next)
+			mc->next->pprev = mc->pprev;
+		free(mc);
+		*ctx = NULL;
+		return;
+	}
+	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	if (!ci)
+		return;
+	mc = calloc(1, sizeof(*mc));
+	if (!mc) {
+		/* a connection that can't be timed is not served */
+		shutdown(ci->connect_fd, SHUT_RDWR);
+		return;
+	}
+	mc->fd = ci->connect_fd;
+	mc->since = mono_sec();
+	mc->next = m->conns;
+	mc->pprev = &m->conns;
+	if (m->conns)
+		m->conns->pprev = &mc->next;
+	m->conns = mc;
+	*ctx = mc;
+}
+
+/* A response sent (or a request given up): the next request's time
+ * starts now. */
+static void request_done(void *cls, struct MHD_Connection *c, void **req,
+			 enum MHD_RequestTerminationCode why)
+{
+	const union MHD_ConnectionInfo *ci;
+	struct metrics_conn *mc;
+
+	(void)cls;
+	(void)req;
+	(void)why;
+	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	mc = ci ? ci->socket_context : NULL;
+	if (mc)
+		mc->since = mono_sec();
+}
 
 int metrics_start(struct metrics_server *m, const struct sockaddr *addr, socklen_t len,
 		  const struct metrics_src *src, char *err, size_t errlen)
@@ -257,18 +355,16 @@ int metrics_start(struct metrics_server *m, const struct sockaddr *addr, socklen
 
 	(void)len;
 	m->src = src;
+	m->conns = NULL;
 	if (addr->sa_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
-	/* 64 slots, METRICS_PER_CLIENT of them for any one address: a client
-	 * that holds connections open (idle, or sending slowly) fills only
-	 * its share, and each is dropped after 10 s without progress.
-	 * Liveness doesn't ride on these slots: `ngx-sockmap health` reads the
-	 * agent's heartbeat from its maps (the manifests' exec probe). */
 	m->daemon = MHD_start_daemon(flags, 0, NULL, NULL, handle, m, MHD_OPTION_SOCK_ADDR, addr,
-				     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)10,
+				     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)METRICS_IDLE_SEC,
 				     MHD_OPTION_CONNECTION_LIMIT, (unsigned int)METRICS_SLOTS,
 				     MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-				     (unsigned int)METRICS_PER_CLIENT, MHD_OPTION_END);
+				     (unsigned int)METRICS_PER_CLIENT,
+				     MHD_OPTION_NOTIFY_CONNECTION, conn_notify, m,
+				     MHD_OPTION_NOTIFY_COMPLETED, request_done, m, MHD_OPTION_END);
 	if (!m->daemon) {
 		snprintf(err, errlen, "--metrics: cannot listen (%s)",
 			 errno == EADDRINUSE ? "address already in use" : strerror(errno));
@@ -279,10 +375,25 @@ int metrics_start(struct metrics_server *m, const struct sockaddr *addr, socklen
 	return 0;
 }
 
+/* Requests past METRICS_REQUEST_SEC are shut down first, so that this
+ * MHD_run already sees them end (the shutdown wakes MHD's epoll). */
 void metrics_serve(struct metrics_server *m)
 {
-	if (m->daemon)
-		MHD_run(m->daemon);
+	struct metrics_conn *mc;
+	__u64 now;
+
+	if (!m->daemon)
+		return;
+	now = mono_sec();
+	for (mc = m->conns; mc; mc = mc->next) {
+		if (mc->cut || now - mc->since <= METRICS_REQUEST_SEC)
+			continue;
+		pr_debug("metrics: ending a connection whose request took over %d s\n",
+			 METRICS_REQUEST_SEC);
+		shutdown(mc->fd, SHUT_RDWR);
+		mc->cut = true;
+	}
+	MHD_run(m->daemon);
 }
 
 void metrics_stop(struct metrics_server *m)

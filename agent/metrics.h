@@ -13,6 +13,7 @@ struct xdp_observer;
 struct event_feed;
 struct topk_window;
 struct MHD_Daemon;
+struct metrics_conn;
 
 /* Everything /metrics reads; owned by the run loop. */
 struct enforcer;
@@ -31,10 +32,13 @@ struct metrics_server {
 	struct MHD_Daemon *daemon;
 	int epoll_fd;  /* add to the run loop; call metrics_serve() when ready */
 	const struct metrics_src *src;
+	struct metrics_conn *conns;  /* open connections, timed (metrics.c) */
 };
 
 int metrics_start(struct metrics_server *m, const struct sockaddr *addr, socklen_t len,
 		  const struct metrics_src *src, char *err, size_t errlen);
+/* Runs libmicrohttpd and ends requests past their time: call it on
+ * epoll_fd's readiness and on every tick. */
 void metrics_serve(struct metrics_server *m);
 void metrics_stop(struct metrics_server *m);
 /* The exposition text itself (also used by tests through the endpoint). */
