@@ -10,9 +10,9 @@
 # command and arguments, and the private cgroup namespace containerd gives
 # such a container on a cgroup v2 node -- every flag derived from the
 # rendered YAML (tests/lib/k8s_container.py), none typed here.  With it,
-# attached to a real proxy nginx and upstream on this host: the readiness
-# probe's path answers on the probe's port, the liveness probe's command
-# succeeds in the container, sends on both hops are
+# attached to a real proxy nginx and upstream on this host: the startup,
+# readiness and liveness probes' commands succeed in the container (none
+# is an HTTP probe: deploy_render.sh), sends on both hops are
 # redirected under wrk, the start-up self-test ran, and when the container
 # is stopped (SIGTERM, as the kubelet does) it exits 0 and nothing is left
 # attached.  A second upstream is pod-like: its own network namespace
@@ -33,10 +33,12 @@ command -v wrk >/dev/null || skip "wrk missing (make deps)"
 deploy_render base "$TMP/base.yaml"
 WL=DaemonSet/ngx-sockmap
 k8s() { python3 "$K8S_CONTAINER" "$TMP/base.yaml" "$WL" agent "$@"; }
-probe_path=$(k8s get probe-path) || fail "no readiness probe path"
-probe_port=$(k8s get probe-port) || fail "no readiness probe port"
+metrics_port=$(k8s get metrics-port) || fail "no --metrics port"
+mapfile -t startup < <(k8s get startup-command)
+mapfile -t readiness < <(k8s get readiness-command)
 mapfile -t liveness < <(k8s get liveness-command)
-[ ${#liveness[@]} -gt 0 ] || fail "no liveness probe command"
+[ ${#startup[@]} -gt 0 ] && [ ${#readiness[@]} -gt 0 ] && [ ${#liveness[@]} -gt 0 ] ||
+	fail "the startup, readiness and liveness probes are not all exec probes"
 log "docker run equivalent of $WL/agent (the --k8s-selector pair replaced):"
 log "  docker run $(k8s docker-args --image "$IMAGE" --drop-opt=--k8s-selector --add-arg=--cgroup --add-arg=CGROUP | tr '\n' ' ')"
 
@@ -72,17 +74,21 @@ pod_run agent "$TMP/base.yaml" "$WL" agent "$ns" --image "$IMAGE" \
 ok "agent container started ($POD_RUNTIME, pid $POD_PID on the host)"
 in_pod() { nsenter -t "$POD_PID" -n "$@"; }
 metric() { # metric NAME: its value from the agent's /metrics ("" if absent)
-	in_pod curl -s --max-time 5 "127.0.0.1:$probe_port/metrics" | awk -v m="$1" '$1 == m { print $2 }'
+	in_pod curl -s --max-time 5 "127.0.0.1:$metrics_port/metrics" | awk -v m="$1" '$1 == m { print $2 }'
 }
 
-# The probes: what the kubelet would see.
-for i in $(seq 1 150); do
-	code=$(in_pod curl -s -o /dev/null -w '%{http_code}' --max-time 2 "127.0.0.1:$probe_port$probe_path")
-	[ "$code" = 200 ] && break
+# The probes: what the kubelet would see, in the container's security
+# context.  The startup probe until it passes (the kubelet's 30 x 2 s),
+# then readiness and liveness once.
+started=0
+for i in $(seq 1 30); do
+	out=$(pod_exec agent "${startup[@]}" 2>&1) && { started=1; break; }
 	kill -0 "$POD_PID" 2>/dev/null || fail "agent container exited: $(pod_logs agent | tail -n 5)"
-	sleep 0.2
+	sleep 2
 done
-assert_eq "$code" 200 "readiness probe GET $probe_path on port $probe_port"
+assert_eq "$started" 1 "startup probe '${startup[*]}' in the container's security context ($out)"
+out=$(pod_exec agent "${readiness[@]}" 2>&1) || fail "readiness probe '${readiness[*]}' in the container: $out"
+ok "readiness probe '${readiness[*]}' in the container's security context: $out"
 out=$(pod_exec agent "${liveness[@]}" 2>&1) || fail "liveness probe '${liveness[*]}' in the container: $out"
 ok "liveness probe '${liveness[*]}' in the container's security context: $out"
 for i in $(seq 1 150); do
@@ -132,7 +138,7 @@ fi
 
 # The self-test must have run: it is what keeps a kernel that corrupts
 # redirected data from being trusted with nginx's bytes.
-selftest=$(in_pod curl -s "127.0.0.1:$probe_port/metrics" | sed -n 's/^ngx_sockmap_selftest_passed{check="\([a-z_]*\)"[^}]*} \([01]\)$/\1=\2/p' | tr '\n' ' ')
+selftest=$(in_pod curl -s "127.0.0.1:$metrics_port/metrics" | sed -n 's/^ngx_sockmap_selftest_passed{check="\([a-z_]*\)"[^}]*} \([01]\)$/\1=\2/p' | tr '\n' ' ')
 log "selftest in the container: ${selftest:-none}"
 selftest_err=$(pod_logs agent | grep -m1 'selftest')
 pod_stop agent

@@ -6,7 +6,8 @@
 # deploy/kubernetes/README.md says (tests/lib/k8s_check.py: capabilities
 # exactly BPF, PERFMON, NET_ADMIN, SYS_ADMIN, SYS_PTRACE with ALL dropped, not
 # privileged, hostPID only where the agent follows peers, the host's cgroup
-# and bpffs mounts, /healthz probes on the metrics port, resources, the
+# and bpffs mounts, exec probes (`ngx-sockmap health`, none on the
+# metrics server, whose connections any pod can hold), resources, the
 # prometheus.io annotations, RBAC, the PodMonitor and PrometheusRule, the
 # sidecar agreeing with the DaemonSet).  pod-sidecar.sh finds a pod's
 # cgroup in both kubelet layouts.  Needs no cluster and no root.

@@ -13,7 +13,9 @@ DaemonSet's, the sidecar's):
   RuntimeDefault; hostPID where the agent follows peers (DaemonSet) and
   not in the sidecar's pod; the host's /sys/fs/cgroup (read-write) and
   /sys/fs/bpf mounted from hostPath Directory volumes, /run writable;
-  readiness on /healthz at the metrics port, liveness `ngx-sockmap health`;
+  readiness and liveness `ngx-sockmap health` and no probe on the metrics
+  server (any pod can fill its connections: health_probe.sh), the
+  DaemonSet's startup probe `ngx-sockmap health` too;
   requests and limits of cpu and memory; the metrics address on all
   interfaces at the annotated port.  Per overlay: the DaemonSet's
   annotations, NODE_NAME, service account, ClusterRole (get/list/watch
@@ -85,14 +87,14 @@ def agent_container(pod, c, where, follows):
     check(addr.startswith("0.0.0.0:"), "%s: metrics on all interfaces (%s)" % (where, addr))
     mport = int(addr.split(":")[1])
     check(mport in ports.values(), "%s: metrics port %d declared" % (where, mport))
-    g = c.get("readinessProbe", {}).get("httpGet", {})
-    port = ports.get(g.get("port"), g.get("port"))
-    check(g.get("path") == "/healthz" and port == mport,
-          "%s: readinessProbe GET /healthz on the metrics port" % where)
-    # liveness must not ride on the metrics server's slots, which any pod
-    # can hold (health_probe.sh)
-    check(c.get("livenessProbe", {}).get("exec", {}).get("command") == ["ngx-sockmap", "health"],
-          "%s: livenessProbe runs ngx-sockmap health" % where)
+    # no probe may ride on the metrics server's slots, which any pod can
+    # hold (health_probe.sh; issue 37: 8 addresses took them all)
+    for p in ("startupProbe", "readinessProbe", "livenessProbe"):
+        check(not any(k in c.get(p, {}) for k in ("httpGet", "tcpSocket", "grpc")),
+              "%s: %s takes no connection of the metrics server" % (where, p))
+    for p in ("readinessProbe", "livenessProbe"):
+        check(c.get(p, {}).get("exec", {}).get("command") == ["ngx-sockmap", "health"],
+              "%s: %s runs ngx-sockmap health" % (where, p))
     check("startupProbe" in c, "%s: startupProbe (the self-test takes seconds)" % where)
     res = c.get("resources", {})
     for k in ("requests", "limits"):
@@ -115,6 +117,8 @@ def main():
         agent_container(pod, c, "DaemonSet", follows=True)
         check(c["command"] == ["ngx-sockmap"] and c["args"][0] == "run",
               "DaemonSet: runs `ngx-sockmap run` (not the compose entrypoint)")
+        check(c["startupProbe"].get("exec", {}).get("command") == ["ngx-sockmap", "health"],
+              "DaemonSet: startup probe runs ngx-sockmap health (the loop ticked)")
         args = c["args"]
         check("--k8s-selector" in args and args[args.index("--k8s-selector") + 1] ==
               "app.kubernetes.io/name=nginx", "DaemonSet: --k8s-selector app.kubernetes.io/name=nginx")

@@ -16,9 +16,10 @@ MODE:
                 for containers that are not privileged on cgroup v2 hosts),
                 hostPath volumes as recursive binds over the runtime's own
                 mounts, emptyDir as tmpfs, the resource limits.
-  get WHAT      one value: probe-path, probe-port (the readiness probe's,
-                the port resolved by name), liveness-command (one word a
-                line), memory-limit (bytes), image.
+  get WHAT      one value: startup-command, readiness-command,
+                liveness-command (an exec probe's, one word a line),
+                metrics-port (from the agent's --metrics argument),
+                memory-limit (bytes), image.
 
 Options:
   --image IMAGE        run IMAGE instead of the one in the workload
@@ -269,16 +270,18 @@ def main():
             die("oci needs the runc spec template")
         json.dump(oci(spec, c, o, o.what), sys.stdout, indent=1)
     else:
-        probe = c.get("readinessProbe", {}).get("httpGet", {})
-        if o.what == "liveness-command":
-            print("\n".join(c["livenessProbe"]["exec"]["command"]))
-        elif o.what == "probe-path":
-            print(probe["path"])
-        elif o.what == "probe-port":
-            port = probe["port"]
-            if isinstance(port, str):
-                port = next(p["containerPort"] for p in c["ports"] if p.get("name") == port)
-            print(port)
+        probes = {"startup-command": "startupProbe", "readiness-command": "readinessProbe",
+                  "liveness-command": "livenessProbe"}
+        if o.what in probes:
+            cmd = c.get(probes[o.what], {}).get("exec", {}).get("command")
+            if not cmd:
+                die("%s: not an exec probe" % probes[o.what])
+            print("\n".join(cmd))
+        elif o.what == "metrics-port":
+            args = c.get("args", [])
+            if "--metrics" not in args:
+                die("no --metrics argument")
+            print(args[args.index("--metrics") + 1].rsplit(":", 1)[1])
         elif o.what == "memory-limit":
             print(limits(c)[0] or "")
         elif o.what == "image":
