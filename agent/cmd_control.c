@@ -2,6 +2,7 @@
 /* `status`, `pause`, `resume`, `detach`: commands that reach a running (or
  * pinned) data plane through its maps (state.h). */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -282,6 +283,7 @@ const struct command cmd_resume = {
 
 static int do_detach(void *opts)
 {
+	char why[PATH_MAX + 64];
 	int other = 0, lock_fd, n;
 
 	(void)opts;
@@ -293,12 +295,21 @@ static int do_detach(void *opts)
 			other);
 		return EXIT_RUNTIME;
 	}
-	n = dataplane_unpin_all();
+	n = dataplane_unpin_all(why, sizeof(why));
 	if (lock_fd >= 0)
 		close(lock_fd);
-	if (n < 0) {
+	if (n == -EPERM) {
+		pr_warn("%s: not made by ngx-sockmap, left alone; check what it holds and remove it (rm -r %s)\n",
+			why, PIN_DIR);
+		return EXIT_RUNTIME;
+	}
+	if (n == -ENOENT) {
 		printf("nothing pinned in %s\n", PIN_DIR);
 		return 0;
+	}
+	if (n < 0) {
+		pr_warn("%s: %s\n", PIN_DIR, strerror(-n));
+		return EXIT_RUNTIME;
 	}
 	printf("detached: removed %d pinned objects from %s\n", n, PIN_DIR);
 	return 0;

@@ -113,6 +113,23 @@ static bool pin_dir_has_entries(void)
 	return any;
 }
 
+/* st (PIN_DIR's, not followed) as this agent makes it: a directory of its
+ * own user that nobody else may write.  0, or -EPERM with why in buf. */
+static int pin_dir_stat_trusted(const struct stat *st, char *buf, size_t len)
+{
+	if (!S_ISDIR(st->st_mode))
+		snprintf(buf, len, "%s is not a directory", PIN_DIR);
+	else if (st->st_uid != geteuid())
+		snprintf(buf, len, "%s belongs to uid %u, not to this agent's %u", PIN_DIR,
+			 (unsigned)st->st_uid, (unsigned)geteuid());
+	else if (st->st_mode & 022)
+		snprintf(buf, len, "%s is writable by others (mode %04o)", PIN_DIR,
+			 (unsigned)(st->st_mode & 07777));
+	else
+		return 0;
+	return -EPERM;
+}
+
 /* PIN_DIR as this agent makes it: a directory (not a link) of its own
  * user that nobody else may write.  Anything else was planted (bpffs is
  * often 1777) and its pins could be swapped: 0, or -EPERM with why in
@@ -123,17 +140,7 @@ int dataplane_pin_dir_trusted(char *buf, size_t len)
 
 	if (lstat(PIN_DIR, &st))
 		return errno == ENOENT ? 0 : -errno;
-	if (!S_ISDIR(st.st_mode))
-		snprintf(buf, len, "%s is not a directory", PIN_DIR);
-	else if (st.st_uid != geteuid())
-		snprintf(buf, len, "%s belongs to uid %u, not to this agent's %u", PIN_DIR,
-			 (unsigned)st.st_uid, (unsigned)geteuid());
-	else if (st.st_mode & 022)
-		snprintf(buf, len, "%s is writable by others (mode %04o)", PIN_DIR,
-			 (unsigned)(st.st_mode & 07777));
-	else
-		return 0;
-	return -EPERM;
+	return pin_dir_stat_trusted(&st, buf, len);
 }
 
 static int pin_maps(struct dataplane *dp)
@@ -714,32 +721,57 @@ static void detach_pinned_msg(const char *path)
 	close(map_fd);
 }
 
-int dataplane_unpin_all(void)
+/* PIN_DIR is opened without following a link and checked as opened (not
+ * by name, then opened), and what it holds is reached through that
+ * descriptor: a planted directory, or a link to another product's, is
+ * left alone (issue 37: root's detach followed a link to a foreign
+ * SOCKHASH and stripped its sk_msg program).  In a trusted directory only
+ * this user made the entries; a link among them is removed, not
+ * followed. */
+int dataplane_unpin_all(char *why, size_t len)
 {
 	char path[PATH_MAX];
 	struct dirent *de;
-	int n = 0;
+	struct stat st;
+	int dfd, err, n = 0;
 	DIR *d;
 
-	d = opendir(PIN_DIR);
-	if (!d)
-		return -ENOENT;
+	dfd = open(PIN_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0 && (errno == ENOTDIR || errno == ELOOP)) {
+		snprintf(why, len, "%s is not a directory", PIN_DIR);
+		return -EPERM;
+	}
+	if (dfd < 0)
+		return -errno;
+	err = fstat(dfd, &st) ? -errno : pin_dir_stat_trusted(&st, why, len);
+	d = err ? NULL : fdopendir(dfd);
+	if (!d) {
+		if (!err)
+			err = -errno;
+		close(dfd);
+		return err;
+	}
 	/* Links first: that detaches sock_ops, so no new socket is added. */
 	while ((de = readdir(d))) {
 		if (strncmp(de->d_name, "link-", 5))
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", PIN_DIR, de->d_name);
-		if (!unlink(path))
+		if (!unlinkat(dfd, de->d_name, 0))
 			n++;
 	}
 	rewinddir(d);
 	while ((de = readdir(d))) {
 		if (de->d_name[0] == '.')
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", PIN_DIR, de->d_name);
-		if (!strcmp(de->d_name, agent_map_names[MAP_SOCK_HASH]))
+		/* bpf_obj_get() takes a path and follows a last link: give
+		 * it the descriptor's /proc name (the directory checked, not
+		 * whatever PIN_DIR names now), and only for a pinned object
+		 * (a regular inode on bpffs, kernel/bpf/inode.c) */
+		if (!strcmp(de->d_name, agent_map_names[MAP_SOCK_HASH]) &&
+		    !fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) && S_ISREG(st.st_mode)) {
+			snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", dfd, de->d_name);
 			detach_pinned_msg(path);
-		if (!unlink(path))
+		}
+		if (!unlinkat(dfd, de->d_name, 0))
 			n++;
 	}
 	closedir(d);

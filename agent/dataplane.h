@@ -124,7 +124,8 @@ bool dataplane_pinned_exists(void);
 int dataplane_pin_dir_trusted(char *buf, size_t len);
 /* Open its maps (those it pins) into m.  0, or -ENOENT. */
 int dataplane_open_pinned(struct agent_maps *m);
-/* Remove it.  Objects removed, or -ENOENT when nothing is pinned. */
-int dataplane_unpin_all(void);
+/* Remove it.  Objects removed, -ENOENT when nothing is pinned, -EPERM
+ * with why in buf when PIN_DIR was planted (left alone), or -errno. */
+int dataplane_unpin_all(char *why, size_t len);
 
 #endif
