@@ -37,8 +37,9 @@ metrics_port=$(k8s get metrics-port) || fail "no --metrics port"
 mapfile -t startup < <(k8s get startup-command)
 mapfile -t readiness < <(k8s get readiness-command)
 mapfile -t liveness < <(k8s get liveness-command)
-[ ${#startup[@]} -gt 0 ] && [ ${#readiness[@]} -gt 0 ] && [ ${#liveness[@]} -gt 0 ] ||
-	fail "the startup, readiness and liveness probes are not all exec probes"
+for p in startup readiness liveness; do
+	[ "$(k8s get $p-command | wc -l)" -gt 0 ] || fail "the $p probe is not an exec probe"
+done
 log "docker run equivalent of $WL/agent (the --k8s-selector pair replaced):"
 log "  docker run $(k8s docker-args --image "$IMAGE" --drop-opt=--k8s-selector --add-arg=--cgroup --add-arg=CGROUP | tr '\n' ' ')"
 

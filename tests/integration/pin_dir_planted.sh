@@ -61,7 +61,8 @@ foreign_attached() {
 		fail "$1: the foreign map lost its sk_msg program"
 	bpftool prog attach pinned "$F/prog" msg_verdict pinned "$F/maps/foreign_hash" ||
 		fail "$1: attaching the foreign program again"
-	[ -e "$F/maps/foreign_hash" ] && [ -e "$F/d/sock_hash" ] || fail "$1: a foreign pin was removed"
+	[ -e "$F/maps/foreign_hash" ] || fail "$1: the foreign map's pin was removed"
+	[ -e "$F/d/sock_hash" ] || fail "$1: the foreign map's second pin was removed"
 	ok "$1: the foreign map keeps its sk_msg program and its pins"
 }
 foreign_attached "before detach"
@@ -93,6 +94,6 @@ mkdir -m 0700 "$PIN"
 ln -s "$F/maps/foreign_hash" "$PIN/sock_hash"
 out=$("$AGENT" detach 2>&1) || fail "detach of root's $PIN holding a link: $out"
 log "root's directory, sock_hash a link: detach: $out"
-[ -e "$PIN" ] || [ -L "$PIN" ] && fail "$PIN still there after detach: $(ls -A "$PIN")"
+if [ -e "$PIN" ] || [ -L "$PIN" ]; then fail "$PIN still there after detach: $(ls -A "$PIN")"; fi
 ok "root's directory holding a link: detach removes the link and the directory"
 foreign_attached "a link in root's directory"
