@@ -252,6 +252,8 @@ int dataplane_load(struct dataplane *dp, const struct dataplane_params *p)
 	dp->skel->rodata->watch_unread = p->watch_unread;
 	dp->skel->rodata->selftest_knobs = p->selftest_knobs;
 	dp->skel->rodata->test_claim_delay = p->test_claim_delay;
+	if (p->hazard_ttl_ns)
+		dp->skel->rodata->hazard_ttl_ns = p->hazard_ttl_ns;
 	/* with the guard, sockets enter the map only while it is armed */
 	dp->skel->rodata->guards_lazy = p->guard;
 	/* no arena before 6.9: the ring buffer transport (event_emit); the

@@ -41,6 +41,8 @@ struct dataplane_params {
 				       * another size is refused, not adopted */
 	bool selftest_knobs;          /* the self-test's private copy only */
 	unsigned int test_claim_delay; /* tests only: widen the claim race */
+	uint64_t hazard_ttl_ns;       /* tests only: a learned hazard's time;
+				       * 0: HAZARD_TTL_NS */
 };
 
 /* An endpoint that existed when a cgroup was detached: maybe an orphan

@@ -308,8 +308,9 @@ static void enforce_iter(struct enforcer *e, const struct reset_ask *asks, size_
  * from the data plane (the same key it learns), else (the guard's splice
  * requests, the budget's) what the data plane would have built for the
  * socket named: its own side (struct service_key), the server's where it
- * is the end listened on here, with this namespace's cookie where the
- * address is loopback. */
+ * is the end listened on here, else the client's with the socket's
+ * cgroup id (the dump's INET_DIAG_CGROUP_ID, the id sock_ops reads), with
+ * this namespace's cookie where the address is loopback. */
 static void diag_service(const struct reset_ask *a, const struct diag_sock *s,
 			 bool service_local, struct service_key *svc)
 {
@@ -327,7 +328,7 @@ static void diag_service(const struct reset_ask *a, const struct diag_sock *s,
 		netns_cookie(&cookie);
 		k.netns = cookie;
 	}
-	service_key_of(svc, &k, service_local, service_local ? SVC_SERVER : SVC_CLIENT);
+	service_key_of(svc, &k, service_local, service_local ? SVC_SERVER : SVC_CLIENT, s->cgroup);
 }
 
 /* End s, found in the namespace this thread is in.  counts: it stands for

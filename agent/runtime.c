@@ -302,6 +302,9 @@ static int load(struct runtime *rt, const struct run_opts *o, uint32_t max_socke
 	/* tests only: widen the claim race (claim_race_stress.sh) */
 	if (test_knob(KNOB_CLAIM_DELAY))
 		params.test_claim_delay = atoi(test_knob(KNOB_CLAIM_DELAY));
+	/* tests only: see a learned hazard age out (hazard_client_cgroup.sh) */
+	if (test_knob(KNOB_HAZARD_TTL))
+		params.hazard_ttl_ns = strtoull(test_knob(KNOB_HAZARD_TTL), NULL, 10) * 1000000000ULL;
 	/* What this host allows for ending connections and measuring unread
 	 * bytes, before the self-test (its reset check uses the choice) and
 	 * the data plane (which keeps unread_watch for the weaker scan). */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * The knobs the tests turn (a self-test check made to fail or pass, the
- * claim race widened, no BPF arena), in one place and behind one switch:
+ * claim race widened, hazards kept seconds, no BPF arena), in one place and behind one switch:
  * a knob is read only when NGX_SOCKMAP_TEST_RUN is set, which tests/run
  * and tests/lib/common.sh set for what they start and nothing else does.
  * An agent in production ignores them, whatever its environment holds.
@@ -15,6 +15,7 @@
 	X(KNOB_SELFTEST_ERROR, "NGX_SOCKMAP_TEST_SELFTEST_ERROR") /* it can't run */    \
 	X(KNOB_NO_REDIRECT, "NGX_SOCKMAP_TEST_NO_REDIRECT")       /* checks over TCP */ \
 	X(KNOB_CLAIM_DELAY, "NGX_SOCKMAP_TEST_CLAIM_DELAY")       /* spin rounds */     \
+	X(KNOB_HAZARD_TTL, "NGX_SOCKMAP_TEST_HAZARD_TTL")         /* seconds */         \
 	X(KNOB_NO_ARENA, "NGX_SOCKMAP_TEST_NO_ARENA")             /* the pre-6.9 path */
 
 #define TEST_KNOB_ENUM(e, env) e,

@@ -78,6 +78,9 @@ const volatile __u32 watch_unread = 0;
 /* Test builds only: spin this many rounds between the passive end's
  * checks and its claim, to widen the race the claim protocol closes. */
 const volatile __u32 test_claim_delay = 0;
+/* How long a learned hazard keeps its side from pairing: HAZARD_TTL_NS
+ * (a test knob shortens it, to see one age out). */
+const volatile __u64 hazard_ttl_ns = HAZARD_TTL_NS;
 /* 1: insert sockets only while the agent says the guard's tracepoints are
  * attached (struct guard_state).  0 (the self-test's instance): always. */
 const volatile __u32 guards_lazy = 0;

@@ -137,7 +137,9 @@ struct sock_state {
 				  * we redirected since (msg_redirect) */
 	struct service_key service; /* this connection's server side: where
 				     * the server's hazards are learned */
-	struct service_key client;  /* its client side: the client's */
+	struct service_key client;  /* its client side: the client's (the
+				     * passive end has its cgroup from the
+				     * endpoint it claimed) */
 };
 
 /*
@@ -174,6 +176,9 @@ struct endpoint {
 	__u32 rcv_isn;     /* owner's rcv_nxt at ESTABLISHED (peer's ISN + 1) */
 	__u32 rcvbuf;      /* owner's sk_rcvbuf at ESTABLISHED */
 	__u32 flags;       /* enum endpoint_flags (atomic or) */
+	__u64 cgroup;      /* owner's socket's cgroup id: the claimer keys the
+			    * connection's client side with it (struct
+			    * service_key), as the owner does */
 	/* written by the claimer just before its claim */
 	__u64 peer_psock;
 	__u32 peer_rcvbuf;
@@ -199,9 +204,13 @@ struct nonce_opt {
  * keyed by struct service_key: a service endpoint, or a client's side of
  * it).  hazards: what that side's connections showed (1 << enum
  * reset_reason, 1 << PH_ULP); set once, never sampled again while
- * remembered: every one cost a reset or a refusal.  Forgetting one (the
- * LRU evicted it) is safe: the guard catches the next occurrence the same
- * way, which costs one more reset or refusal, never a wrong byte.
+ * remembered: every one cost a reset or a refusal.  Remembered for
+ * HAZARD_TTL_NS after the last one was learned (hazard_ns), not for
+ * good: a client that sent one urgent byte, or a server that was
+ * restarted without its splicing relay, gets its pairing back.  Forgetting
+ * one (the time passed, or the LRU evicted it) is safe: the guard catches
+ * the next occurrence the same way, which costs one more reset or
+ * refusal, never a wrong byte.
  * ewma_msgs_x16: an EWMA of the messages a socket sends in its life,
  * updated when a tracked socket closes (only with --short-conn on).
  * Setting up and tearing down a psock costs more than one redirected
@@ -215,9 +224,17 @@ struct service_profile {
 	__u32 samples;       /* sockets that fed the average */
 	__u32 hazards;       /* 1 << enum reset_reason, 1 << PH_ULP */
 	__u32 _pad;
+	__u64 hazard_ns;     /* bpf_ktime_get_ns() when a hazard was
+			      * last learned here */
 };
 
 #define PH_ULP RS__MAX /* hazards bit: a ULP was refused on this endpoint */
+/* How long a learned hazard keeps a side from pairing.  A side that keeps
+ * showing it costs one reset (or refusal) per 10 minutes, against the
+ * thousands of connections a busy upstream makes in that time; one that
+ * showed it once (a debugging tool's MSG_OOB, a relay since replaced) is
+ * accelerated again within 10 minutes, not never. */
+#define HAZARD_TTL_NS (600ULL * 1000000000ULL)
 #define SERVICE_PROFILES_MAX 65536
 
 #define SHORT_EWMA_SHIFT   3  /* new sample weighs 1/8 */

@@ -115,23 +115,32 @@ static __always_inline struct accel_stats *stats(void)
 			__sync_fetch_and_add(&__s->field, (n)); \
 	} while (0)
 
-/* Remember what a service endpoint's connections showed, while the LRU
- * keeps it (forgotten, the guard catches the next one: one more reset).
- * Only a hazard or, with --short-conn, a close inserts an entry, so with
- * the policy off ordinary traffic never evicts a hazard. */
+/* Remember what a service endpoint's connections showed, for
+ * HAZARD_TTL_NS and while the LRU keeps it (forgotten, the guard catches
+ * the next one: one more reset).  Only a hazard or, with --short-conn, a
+ * close inserts an entry, so with the policy off ordinary traffic never
+ * evicts a hazard.  bpf_ktime_get_ns, not the coarse clock: tracing
+ * programs (the reset iterator) and cgroup/setsockopt may not call that
+ * one (kernel/trace/bpf_trace.c, bpf_tracing_func_proto). */
 static __always_inline void service_learn_hazard(const struct service_key *svc, __u32 bit)
 {
 	struct service_profile *sp, init = { .hazards = 1U << bit };
 
 	if (!svc->port)
 		return;
+	init.hazard_ns = bpf_ktime_get_ns();
 	sp = bpf_map_lookup_elem(&service_profiles, svc);
 	if (!sp) {
 		if (bpf_map_update_elem(&service_profiles, svc, &init, BPF_NOEXIST) != -17 /* EEXIST */)
 			return;
 		sp = bpf_map_lookup_elem(&service_profiles, svc); /* lost the race */
 	}
-	if (sp && !(sp->hazards & (1U << bit)))
+	if (!sp)
+		return;
+	/* the time first: a reader that sees a new bit sees it recent (the
+	 * fetching atomic is a full barrier) */
+	sp->hazard_ns = init.hazard_ns;
+	if (!(sp->hazards & (1U << bit)))
 		__sync_fetch_and_or(&sp->hazards, 1U << bit);
 }
 

@@ -60,6 +60,7 @@ static __always_inline void track_active(struct bpf_sock_ops *skops)
 	ne.nonce = st->nonce;
 	ne.claim = st->nonce;
 	ne.psock = own_psock(sk, &ne.rcvbuf);
+	ne.cgroup = client.cgroup;
 	ne.snd_isn = skops->snd_nxt;
 	ne.rcv_isn = skops->rcv_nxt;
 	err = bpf_map_update_elem(&endpoints, &key, &ne, BPF_NOEXIST);
@@ -107,6 +108,7 @@ static __always_inline void track_passive(struct bpf_sock_ops *skops)
 	struct service_key svc = {}, client = {};
 	__u64 owner, nonce, claim, psock;
 	__u32 snd_isn, rcv_isn, rcvbuf, peer_rcvbuf;
+	__u64 client_cgroup;
 	struct sock_state *st;
 	struct bpf_sock *sk;
 	struct endpoint *e;
@@ -138,6 +140,7 @@ static __always_inline void track_passive(struct bpf_sock_ops *skops)
 	rcv_isn = e->rcv_isn;
 	psock = e->psock;
 	peer_rcvbuf = e->rcvbuf;
+	client_cgroup = e->cgroup;
 	if (claim != nonce || !(nonce & EP_NONCE_BIT)) {
 		NOTE_FALLBACK(FB_NO_PEER, bpf_get_socket_cookie(skops), svc.port);
 		return;
@@ -162,6 +165,9 @@ static __always_inline void track_passive(struct bpf_sock_ops *skops)
 	if (!st)
 		return;
 	st->service = svc;
+	/* keyed as the client keyed it: what the client does is learned
+	 * where its next connections look */
+	service_key_of(&client, &key, 1, SVC_CLIENT, client_cgroup);
 	st->client = client;
 	st->flags |= SS_PASSIVE;
 	test_delay();

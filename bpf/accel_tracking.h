@@ -132,26 +132,61 @@ static __always_inline bool peer_wscale_zero(struct bpf_sock *sk)
 	return !tp || !BPF_CORE_READ_BITFIELD_PROBED(tp, rx_opt.snd_wscale);
 }
 
+/*
+ * The cgroup v2 id of the socket: its creator's (net/core/sock.c sk_alloc,
+ * cgroup_sk_alloc), the id sock_diag reports (INET_DIAG_CGROUP_ID,
+ * net/ipv4/inet_diag.c).  Not the current task's: the active end reaches
+ * ESTABLISHED from the SYN-ACK, in softirq, and sock_ops has no
+ * bpf_sk_cgroup_id (net/core/filter.c, sock_ops_func_proto).  Direct
+ * loads through the BTF pointer (the verifier makes them fault-safe), not
+ * three bpf_probe_read_kernel calls: this runs once per connection.
+ */
+static __always_inline __u64 sock_cgroup_id(struct bpf_sock *sk)
+{
+	struct tcp_sock *tp;
+	struct cgroup *cg;
+
+	if (!sk || !bpf_core_field_exists(struct sock, sk_cgrp_data))
+		return 0;
+	tp = bpf_skc_to_tcp_sock(sk);
+	if (!tp)
+		return 0;
+	cg = tp->inet_conn.icsk_inet.sk.sk_cgrp_data.cgroup;
+	return cg ? cg->kn->id : 0;
+}
+
+/* A hazard learned on this side, less than hazard_ttl_ns ago (signed: a
+ * learner on another CPU may have read the clock after us). */
+static __always_inline bool hazard_recent(const struct service_profile *sp)
+{
+	return sp->hazards && (__s64)(bpf_ktime_get_ns() - sp->hazard_ns) < (__s64)hazard_ttl_ns;
+}
+
 /* A hazard learned on either side of the connection: the server's (its
- * endpoint) or this client's (its address, to this port).  Both ends
- * build both keys, so they agree.  Both ends see the same ISN sum, so they
- * agree on which connections are the 1-in-N sample: an end tracked alone
- * would pay for nothing. */
+ * endpoint) or this client's (its cgroup and address, to this port).
+ * The client side only where the client is (@client NULL on the server's
+ * end): the server's end learns the client's cgroup only from the
+ * endpoint it claims, and a client skipped here registers none, so the
+ * server's end finds nothing to pair with.  Both ends see the same ISN
+ * sum, so they agree on which connections are the 1-in-N sample: an end
+ * tracked alone would pay for nothing. */
 static __always_inline int service_is_skipped(const struct service_key *svc,
 					      const struct service_key *client, __u32 isn_sum,
 					      enum fallback_reason *why)
 {
 	struct service_profile *sp;
 
-	sp = bpf_map_lookup_elem(&service_profiles, client);
-	if (sp && sp->hazards) {
-		*why = FB_HAZARD;
-		return 1;
+	if (client) {
+		sp = bpf_map_lookup_elem(&service_profiles, client);
+		if (sp && hazard_recent(sp)) {
+			*why = FB_HAZARD;
+			return 1;
+		}
 	}
 	sp = bpf_map_lookup_elem(&service_profiles, svc);
 	if (!sp)
 		return 0;
-	if (sp->hazards) {
+	if (hazard_recent(sp)) {
 		*why = FB_HAZARD;
 		return 1;
 	}
@@ -189,7 +224,9 @@ static __always_inline void service_profile_update(const struct service_key *svc
 
 /* Cheap decisions first, from the context alone: a connection we won't
  * track should cost as little as possible.  Fills the connection's key
- * and both its sides (struct service_key).  Returns 0 to go on. */
+ * and its sides (struct service_key): both on the active end, the
+ * server's on the passive end (track_passive keys the client's side with
+ * the cgroup the endpoint it claims names).  Returns 0 to go on. */
 static __always_inline int worth_tracking(struct bpf_sock_ops *skops, struct sock_key *key,
 					  struct service_key *svc, struct service_key *client)
 {
@@ -206,9 +243,11 @@ static __always_inline int worth_tracking(struct bpf_sock_ops *skops, struct soc
 	}
 	if (key_from_sockops(key, skops))
 		return -1;
-	service_key_of(svc, key, passive, SVC_SERVER);
-	service_key_of(client, key, passive, SVC_CLIENT);
-	if (service_is_skipped(svc, client, skops->snd_nxt + skops->rcv_nxt, &why)) {
+	service_key_of(svc, key, passive, SVC_SERVER, 0);
+	if (!passive)
+		service_key_of(client, key, 0, SVC_CLIENT, sock_cgroup_id(skops->sk));
+	if (service_is_skipped(svc, passive ? NULL : client, skops->snd_nxt + skops->rcv_nxt,
+			       &why)) {
 		STAT_ADD(fallbacks[why], 1);
 		return -1;
 	}

@@ -137,14 +137,20 @@ static inline void sock_key_reverse(struct sock_key *out, const struct sock_key 
  * Where a connection's hazards are learned: one side of it, as both ends
  * of a pair see it.  The server side (SVC_SERVER) is the service
  * endpoint: the server's address and port.  The client side (SVC_CLIENT)
- * is the client's address with the port it connects to: what a client
- * does (splice its replies, send MSG_OOB, refuse to read) is learned
- * there, so it changes that client's connections to the port, not the
- * service's for every other client.  The network namespace cookie only
- * where the address is loopback, as in struct sock_key: every netns has
- * its own 127.0.0.1, while any other address names one pod's interface
- * on this host.  So a key belongs to one pod: what is learned about it
- * changes that tenant's connections only.
+ * is the client socket's cgroup, with the client's address and the port
+ * it connects to: what a client does (splice its replies, send MSG_OOB,
+ * refuse to read) is learned there, so it changes that client's
+ * connections to the port, not the service's for every other client.
+ * The address alone can't name a client: in one network namespace every
+ * local process connects from 127.0.0.1 (or the host's address), nginx's
+ * workers to their upstreams too.  A socket's cgroup is its creator's
+ * (net/core/sock.c sk_alloc, cgroup_sk_alloc), so another process shares
+ * it only by being put in the same cgroup: nginx's workers share
+ * nginx's, which is right.  The network namespace cookie only where the
+ * address is loopback, as in struct sock_key: every netns has its own
+ * 127.0.0.1, while any other address names one pod's interface on this
+ * host.  So a key belongs to one pod, and a client side to one cgroup in
+ * it: what is learned about it changes that tenant's connections only.
  */
 enum service_side {
 	SVC_SERVER = 0,
@@ -154,15 +160,19 @@ enum service_side {
 struct service_key {
 	__u32 addr[4]; /* v4-mapped, network order */
 	__u64 netns;   /* netns cookie when addr is loopback, else 0 */
+	__u64 cgroup;  /* SVC_CLIENT: the client socket's cgroup v2 id
+			* (INET_DIAG_CGROUP_ID, cgroup->kn->id); 0 on the
+			* server side */
 	__u16 port;    /* the server's, host order; 0: not known */
 	__u8 side;     /* enum service_side */
 	__u8 _pad[5];  /* explicit: keys are hashed bytewise */
 };
 
 /* The @side of the connection @k is a view of (@passive: @k is the
- * server's view).  The port is the server's on both sides. */
+ * server's view).  The port is the server's on both sides; @cgroup, the
+ * client socket's, is kept on the client side only. */
 static inline void service_key_of(struct service_key *out, const struct sock_key *k, int passive,
-				  enum service_side side)
+				  enum service_side side, __u64 cgroup)
 {
 	int local = (side == SVC_SERVER) == !!passive;
 	const __u32 *ip = local ? k->local_ip : k->remote_ip;
@@ -171,6 +181,7 @@ static inline void service_key_of(struct service_key *out, const struct sock_key
 	for (i = 0; i < 4; i++)
 		out->addr[i] = ip[i];
 	out->netns = sk_ip_is_loopback(ip) ? k->netns : 0;
+	out->cgroup = side == SVC_CLIENT ? cgroup : 0;
 	out->port = passive ? k->local_port : k->remote_port;
 	out->side = side;
 	for (i = 0; i < 5; i++)

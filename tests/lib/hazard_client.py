@@ -1,22 +1,27 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 """A client that shows a hazard on the active end, and the server it
 talks to: it reads its replies with splice(2), as the client leg of an
-L4 relay does (Go's io.Copy to a pipe), or leaves them unread for a while.
+L4 relay does (Go's io.Copy to a pipe), leaves them unread for a while,
+or sends urgent data (MSG_OOB) first.
 
 splice(2) on a TCP socket reads sk_receive_queue only
 (net/ipv4/tcp.c tcp_splice_read), so on a redirected connection the
 client would wait forever unless the guard has the connection reset.  A
 reply left unread piles up in the client's psock until the server's send
 crosses --max-unread and the data plane ends the connection.  Either way
-the hazard is the client's, not the server's.
+the hazard is the client's, not the server's.  An urgent byte can't be
+redirected (tcp_bpf has no MSG_OOB path): the data plane ends the
+connection, or sends it through TCP where that is safe, and learns it as
+the client's.
 
   hazard_client.py serve --listen ADDR:PORT --ready FILE [--reply N]
       accept one connection, read its 4-byte request, answer N bytes,
       wait for the client's EOF (or error); bounded by --timeout.
   hazard_client.py client --connect ADDR:PORT --bind ADDR [--reply N]
-                          [--read splice|stall]
+                          [--read splice|stall|urgent]
       send the request, then read the reply with splice(2) into a pipe
-      (splice), or sleep --stall seconds first and then recv() it.
+      (splice), or sleep --stall seconds first and then recv() it, or
+      send one byte with MSG_OOB and then recv() it (urgent).
       Prints one line: "outcome=ok|reset|timeout|eof|error:NAME bytes=N".
 Exit 0 when the line was printed (the test judges the outcome), 2 on bad
 usage.
@@ -111,6 +116,9 @@ def client(a):
     try:
         s.connect(addr(a.connect))
         s.sendall(REQUEST)
+        if a.read == "urgent":
+            s.send(b"!", socket.MSG_OOB)
+            a.stall = 0
         outcome, n = (read_spliced if a.read == "splice" else read_late)(s, a)
     except socket.timeout:
         pass
@@ -129,7 +137,7 @@ def main():
     cl = sub.add_parser("client")
     cl.add_argument("--connect", required=True)
     cl.add_argument("--bind", required=True)
-    cl.add_argument("--read", choices=("splice", "stall"), default="splice")
+    cl.add_argument("--read", choices=("splice", "stall", "urgent"), default="splice")
     cl.add_argument("--stall", type=float, default=2)
     for q in (sv, cl):
         q.add_argument("--reply", type=int, default=65536)

@@ -167,24 +167,26 @@ static void test_service_key(void)
 	kc.netns = ks.netns = 77;
 	memset(&sc, 0xa5, sizeof(sc));
 	memset(&ss, 0x5a, sizeof(ss));
-	service_key_of(&sc, &kc, 0, SVC_SERVER);
-	service_key_of(&ss, &ks, 1, SVC_SERVER);
+	service_key_of(&sc, &kc, 0, SVC_SERVER, 0);
+	service_key_of(&ss, &ks, 1, SVC_SERVER, 0);
 	CHECK(memcmp(&sc, &ss, sizeof(sc)) == 0, "client and server name one endpoint");
 	CHECK(sc.port == 8080 && sc.netns == 77, "the server's port %u, the netns %llu", sc.port,
 	      (unsigned long long)sc.netns);
 	ks.netns = 78; /* another namespace's 127.0.0.1:8080 */
-	service_key_of(&other, &ks, 1, SVC_SERVER);
+	service_key_of(&other, &ks, 1, SVC_SERVER, 0);
 	CHECK(memcmp(&other, &ss, sizeof(ss)) != 0, "another netns's loopback is another endpoint");
 	sock_key_build(&kc, &pc);
 	kc.netns = 77; /* not loopback: never in the key */
-	service_key_of(&sc, &kc, 0, SVC_SERVER);
+	service_key_of(&sc, &kc, 0, SVC_SERVER, 0);
 	CHECK(sc.netns == 0 && sc.port == 8080, "a pod address needs no netns");
-	CHECK(sizeof(struct service_key) == 32, "key is 32 bytes, got %zu", sizeof(struct service_key));
+	CHECK(sizeof(struct service_key) == 40, "key is 40 bytes, got %zu", sizeof(struct service_key));
 }
 
-/* The client side: the client's address and the server's port, the same
- * from both ends, and never the server side's key (one client's hazard
- * is not the service's). */
+/* The client side: the client socket's cgroup, the client's address and
+ * the server's port, the same from both ends, and never the server
+ * side's key (one client's hazard is not the service's); another cgroup
+ * with the same address (every local process is 127.0.0.1) is another
+ * client side. */
 static void test_client_side_key(void)
 {
 	struct sock_addr_view c = v4("10.1.0.7", 41000, "10.1.0.9", 8080);
@@ -199,17 +201,24 @@ static void test_client_side_key(void)
 	sock_key_build(&k2, &c2);
 	memset(&cc, 0xa5, sizeof(cc));
 	memset(&cs, 0x5a, sizeof(cs));
-	service_key_of(&cc, &kc, 0, SVC_CLIENT);
-	service_key_of(&cs, &ks, 1, SVC_CLIENT);
+	service_key_of(&cc, &kc, 0, SVC_CLIENT, 4242);
+	service_key_of(&cs, &ks, 1, SVC_CLIENT, 4242);
 	CHECK(memcmp(&cc, &cs, sizeof(cc)) == 0, "both ends name one client side");
-	CHECK(cc.addr[3] == client_ip && cc.port == 8080 && cc.side == SVC_CLIENT,
-	      "the client's address, the server's port %u, side %u", cc.port, cc.side);
-	service_key_of(&srv, &kc, 0, SVC_SERVER);
+	CHECK(cc.addr[3] == client_ip && cc.port == 8080 && cc.side == SVC_CLIENT &&
+	      cc.cgroup == 4242,
+	      "the client's address, the server's port %u, side %u, cgroup %llu", cc.port, cc.side,
+	      (unsigned long long)cc.cgroup);
+	service_key_of(&srv, &kc, 0, SVC_SERVER, 4242);
 	CHECK(memcmp(&cc, &srv, sizeof(cc)) != 0, "the client side is not the server side");
-	service_key_of(&other, &k2, 0, SVC_CLIENT);
+	CHECK(srv.cgroup == 0, "the server side has no cgroup, got %llu",
+	      (unsigned long long)srv.cgroup);
+	service_key_of(&other, &k2, 0, SVC_CLIENT, 4242);
 	CHECK(memcmp(&other, &cc, sizeof(cc)) != 0, "another client's side is its own");
-	service_key_of(&other, &k2, 0, SVC_SERVER);
+	service_key_of(&other, &k2, 0, SVC_SERVER, 7);
 	CHECK(memcmp(&other, &srv, sizeof(srv)) == 0, "another client, the same server side");
+	service_key_of(&other, &kc, 0, SVC_CLIENT, 4243);
+	CHECK(memcmp(&other, &cc, sizeof(cc)) != 0,
+	      "another cgroup at the same address is another client side");
 }
 
 int main(void)
