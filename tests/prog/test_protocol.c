@@ -49,6 +49,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -598,6 +599,9 @@ out:
 	return ret;
 }
 
+/* A child's first failure (shared with it). */
+static char *child_why;
+
 /* Run fn in a child (in its own network and mount namespaces when asked,
  * joined to the private cgroup): its exit status, 77 for a skip with the
  * reason on its stdout. */
@@ -610,6 +614,8 @@ static int in_child(int (*fn)(void), bool new_ns)
 	pid = fork();
 	if (pid < 0)
 		return EXPECT(0, "fork: %s", strerror(errno)), 1;
+	if (child_why)
+		child_why[0] = 0;
 	if (pid == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		signal(SIGTERM, SIG_DFL);
@@ -618,7 +624,11 @@ static int in_child(int (*fn)(void), bool new_ns)
 			printf("# unshare: %s\n", strerror(errno));
 			_exit(77);
 		}
-		_exit(fn());
+		status = fn();
+		/* its first failure, for the parent's "not ok" line */
+		if (child_why && sub_failed)
+			snprintf(child_why, sizeof(sub_why), "%s", sub_why);
+		_exit(status);
 	}
 	child_pid = pid;
 	waitpid(pid, &status, 0);
@@ -702,7 +712,8 @@ static int race_child(void)
 		if (expect_pattern(fds[2], 200, i, "server") ||
 		    send_pattern(fds[2], 300, i + 1) ||
 		    expect_pattern(fds[1], 300, i + 1, "client")) {
-			printf("# connection %d: %s\n", i, sub_why);
+			snprintf(sub_why + strlen(sub_why), sizeof(sub_why) - strlen(sub_why),
+				 " (connection %d)", i);
 			return 1;
 		}
 		/* the server first: its TIME_WAITs hold no client port */
@@ -741,7 +752,7 @@ static void test_claim_race(void)
 		skip("no private netns with RPS on lo here");
 	else if (rc == 3)
 		EXPECT(0, "no claim was lost to a withdrawal in 10 s (pairs +%llu)", D(pairs));
-	else if (EXPECT(rc == 0, "the child failed (exit %d): bytes lost or misdelivered", rc))
+	else if (EXPECT(rc == 0, "%s", child_why && child_why[0] ? child_why : "the child failed"))
 		EXPECT(D(fallbacks[FB_NO_PEER]) >= D(claims_lost),
 		       "fallbacks{no_peer} +%llu < claims_lost +%llu", D(fallbacks[FB_NO_PEER]),
 		       D(claims_lost));
@@ -865,7 +876,7 @@ static void test_ambiguous(void)
 	if (rc == 77)
 		skip("no private network namespace here");
 	else
-		EXPECT(rc == 0, "the child failed (exit %d)", rc);
+		EXPECT(rc == 0, "%s", child_why && child_why[0] ? child_why : "the child failed");
 	dp_teardown();
 }
 
@@ -1036,6 +1047,10 @@ int main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGHUP, on_signal);
 	atexit(cleanup);
+	child_why = mmap(NULL, sizeof(sub_why), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+			 -1, 0);
+	if (child_why == MAP_FAILED)
+		child_why = NULL;
 	if (cgroup_setup())
 		return 1;
 	printf("1..%zu\n", sizeof(subtests) / sizeof(subtests[0]));
