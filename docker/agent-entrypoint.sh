@@ -13,18 +13,17 @@
 # also find other nginx instances on the host; "an nginx master process in
 # my network namespace" names exactly the sidecar's nginx.
 #
-# The cgroup path of that pid is read from /proc/PID/cgroup, which is
-# relative to the reader's cgroup namespace: it is right only in the host's.
-# Docker gives containers a private cgroup namespace on cgroup v2 hosts
-# (`default-cgroupns-mode`), where our own line reads "0::/"; the cgroup of
-# a sidecar container is never the root, so that line means private.
+# Any cgroup namespace will do.  Docker gives containers a private one on
+# cgroup v2 hosts (`default-cgroupns-mode`), where /proc/PID/cgroup, which
+# is relative to the reader's namespace, would not name nginx's cgroup
+# under the host's /sys/fs/cgroup mounted here.  The agent sees to that
+# itself (agent/target.c): it joins the host's namespace (setns on
+# /proc/1/ns/cgroup: pid: host, CAP_SYS_ADMIN and CAP_SYS_PTRACE), and
+# where it may not, resolves paths against its own namespace's root.  So
+# the service needs no `cgroup: host`, which docker-compose 1.29 rejects.
 set -eu
 
 die() { echo "ngx-sockmap-sidecar: $*" >&2; exit 1; }
-
-if grep -qx '0::/' /proc/self/cgroup; then
-	die "running in a private cgroup namespace, where nginx's cgroup path can't be resolved: give the agent service 'cgroup: host' (docker compose v2) or start dockerd with --default-cgroupns-mode=host"
-fi
 
 me=$(readlink /proc/self/ns/net)
 # nginx_master: pid of an nginx process in our network namespace whose

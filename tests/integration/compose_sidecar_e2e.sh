@@ -103,6 +103,11 @@ e2e() {
 	done
 	[ -s "$TMP/status.json" ] || fail "$m: agent not attached after 30 s: $(docker logs --tail 5 "$C_AGENT" 2>&1 | tr '\n' ' ')"
 	ok "$m: agent attached"
+	# In a private cgroup namespace the agent joins the host's, or where
+	# it may not (pid 1's namespace refused to it), resolves paths against
+	# its own root (agent/target.c): nothing in docker-compose.yml asks for
+	# the host's.  Which one it took, for the log:
+	log "$m: the agent runs in the $(cgroupns "$C_AGENT") cgroup namespace"
 
 	ID_NGINX=$(cgroup_id "$C_NGINX") ID_UP=$(cgroup_id "$C_UP") ID_WRK=$(cgroup_id "$C_WRK")
 	[[ "$(reason_of "$ID_NGINX")" == named* ]] ||
