@@ -11,12 +11,13 @@
 #   agent_json                     `ngx-sockmap status --json` of the agent
 #   nginx_fresh CONTAINER...       reload nginx there, wait for the old workers
 #   compose_down                   down the project (its daemon stays)
-#   compose_cgroupns_private PROJECT SUBNET
+#   compose_cgroupns MODE PROJECT SUBNET
 #                                  the images compose_setup built, in a second
-#                                  daemon whose containers get a private cgroup
-#                                  namespace (scripts/docker-up.sh
-#                                  --cgroupns-private); DOCKER_HOST and the
-#                                  compose command point there until teardown
+#                                  daemon whose containers get the cgroup
+#                                  namespace MODE (host or private) by default
+#                                  (scripts/docker-up.sh --cgroupns); DOCKER_HOST
+#                                  and the compose command point there until
+#                                  teardown
 #   compose_teardown               down, and stop the daemons we started
 # compose_setup returns 77 when Docker can't run here at all (no client,
 # no daemon and none can be started), 1 on any other failure, with the
@@ -27,9 +28,9 @@ COMPOSE=()
 COMPOSE_NAME= # "docker compose" or docker-compose
 COMPOSE_ERR=
 DOCKERD_STARTED=
-DOCKERD_CGNS= # pid of our --cgroupns-private daemon
-DOCKER_HOST_WAS= # DOCKER_HOST before compose_cgroupns_private ("-": unset)
-# where scripts/docker-up.sh --cgroupns-private's daemon answers
+DOCKERD_CGNS= # pid of our --cgroupns daemon
+DOCKER_HOST_WAS= # DOCKER_HOST before compose_cgroupns ("-": unset)
+# where scripts/docker-up.sh --cgroupns's daemon answers
 CGNS_DOCKER_HOST=unix:///run/ngx-sockmap/dockerd-cgns/docker.sock
 COMPOSE_PROJECT=
 # compose/build output, kept for the message of a failure
@@ -158,25 +159,25 @@ compose_down() {
 # The images are copied, not built: that daemon has none of the build
 # cache, and a build there would be a cold one (minutes).  Copying them
 # (docker save | docker load, 420 MB) takes about 13 s here.
-compose_cgroupns_private() { # compose_cgroupns_private PROJECT SUBNET
+compose_cgroupns() { # compose_cgroupns MODE PROJECT SUBNET
 	local images
 	compose_down
 	images=$("${COMPOSE[@]}" config 2>>"$COMPOSE_LOG" | awk '$1 == "image:" { print $2 }' | sort -u)
 	[ -n "$images" ] || { COMPOSE_ERR="no images in '${COMPOSE[*]} config'"; return 1; }
-	if ! DOCKERD_CGNS=$("$NSM_TOP/scripts/docker-up.sh" --cgroupns-private "$2" 2>>"$COMPOSE_LOG"); then
-		COMPOSE_ERR="no --cgroupns-private daemon: $(tail -n 1 "$COMPOSE_LOG")"
+	if ! DOCKERD_CGNS=$("$NSM_TOP/scripts/docker-up.sh" --cgroupns "$1" "$3" 2>>"$COMPOSE_LOG"); then
+		COMPOSE_ERR="no --cgroupns $1 daemon: $(tail -n 1 "$COMPOSE_LOG")"
 		return 1
 	fi
 	DOCKER_HOST_WAS=${DOCKER_HOST--}
 	# shellcheck disable=SC2086 # image names, one word each
 	if ! docker save $images |
 		DOCKER_HOST=$CGNS_DOCKER_HOST docker load -q >>"$COMPOSE_LOG" 2>&1; then
-		COMPOSE_ERR="copying the images to the --cgroupns-private daemon failed (log: $COMPOSE_LOG)"
+		COMPOSE_ERR="copying the images to the --cgroupns daemon failed (log: $COMPOSE_LOG)"
 		return 1
 	fi
 	export DOCKER_HOST=$CGNS_DOCKER_HOST
-	export NGX_SOCKMAP_SUBNET=$2
-	COMPOSE_PROJECT=$1
+	export NGX_SOCKMAP_SUBNET=$3
+	COMPOSE_PROJECT=$2
 	read -r -a COMPOSE <<<"$COMPOSE_NAME"
 	COMPOSE+=(-f "$NSM_TOP/docker-compose.yml" -p "$COMPOSE_PROJECT" --profile bench)
 }

@@ -6,13 +6,15 @@
 #   scripts/docker-up.sh          make sure a daemon answers.  Prints the pid
 #                                 of the dockerd it started, or nothing when
 #                                 one was already running (leave that alone).
-#   scripts/docker-up.sh --cgroupns-private SUBNET
+#   scripts/docker-up.sh --cgroupns MODE SUBNET
 #                                 start a second, throwaway daemon whose
-#                                 containers get a private cgroup namespace
-#                                 (Docker's default on cgroup-v2-only hosts),
-#                                 answering on unix:///run/ngx-sockmap/
-#                                 dockerd-cgns/docker.sock; containers of its
-#                                 networks talk within SUBNET.  Prints its pid.
+#                                 containers get the cgroup namespace MODE
+#                                 (private, Docker's default on cgroup v2
+#                                 hosts, or host, its default on v1 and
+#                                 hybrid ones) by default, answering on
+#                                 unix:///run/ngx-sockmap/dockerd-cgns/
+#                                 docker.sock; containers of its networks
+#                                 talk within SUBNET.  Prints its pid.
 #   scripts/docker-up.sh --stop PID
 #                                 stop a dockerd that this script started
 #                                 and printed as PID (refuses any other).
@@ -24,16 +26,17 @@
 # from us stops it when done; a daemon someone else started is never
 # touched.
 #
-# The --cgroupns-private daemon shares nothing with that one: its own
+# The --cgroupns daemon shares nothing with that one: its own
 # socket, exec root, data root (emptied at --stop, images included) and
 # bridge (nsmcgns0, made here), and no iptables: with iptables on it would
 # program the same DOCKER* chains as the host's daemon.  Without, the
 # FORWARD policy that daemon set (DROP) would drop frames between the
 # containers of one of our bridges (br_netfilter passes bridged IPv4
 # through iptables), so one rule accepts SUBNET to SUBNET until --stop.
-# It exists so that the compose test meets, on hosts whose Docker default
-# is the host's cgroup namespace (cgroup v1 and hybrid), the private one
-# of cgroup v2 hosts (`--default-cgroupns-mode`).
+# It exists so that the compose test meets both of Docker's defaults
+# (`--default-cgroupns-mode`) on any host: the private cgroup namespace
+# of cgroup v2 hosts where the host's daemon gives its own, and the other
+# way round.
 #
 # The daemon runs in its own session (setsid): Ctrl-C on the terminal that
 # started it must not take it down before the caller's cleanup has run
@@ -59,7 +62,7 @@ CGNS_BRIDGE_ADDR=172.29.85.1/24
 
 die() { echo "docker-up: $*" >&2; exit 1; }
 answers() { docker info >/dev/null 2>&1; }
-# pid of a running dockerd (any but our --cgroupns-private one), empty if none
+# pid of a running dockerd (any but our --cgroupns one), empty if none
 dockerd_pid() { pgrep -x dockerd | grep -vx "$(cat "$CGNS_PIDFILE" 2>/dev/null || echo none)" | head -n 1; }
 
 # term_wait PID: SIGTERM, up to 30 s for it to exit, then SIGKILL
@@ -74,19 +77,21 @@ term_wait() {
 	fi
 }
 
-# Everything of the --cgroupns-private daemon but the process: its
+# Everything of the --cgroupns daemon but the process: its
 # containerd, mounts, state, bridge and FORWARD rule.
 cgns_clean() {
 	i=0
 	while pgrep -f "^containerd --config $CGNS_DIR/exec/containerd/containerd.toml" >/dev/null &&
 		[ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-	# a killed dockerd leaves its overlay and netns mounts behind
+	# a killed dockerd leaves its mounts behind: overlays, netns files,
+	# and its data root bound onto itself
 	# shellcheck disable=SC2013 # mount points: no blanks in our paths
-	for m in $(awk -v a="$CGNS_DATA/" -v b="$CGNS_DIR/" \
-		'index($2, a) == 1 || index($2, b) == 1 { print $2 }' /proc/self/mounts | sort -r); do
+	for m in $(awk -v a="$CGNS_DATA" -v b="$CGNS_DIR" \
+		'$2 == a || $2 == b || index($2, a "/") == 1 || index($2, b "/") == 1 { print $2 }' \
+		/proc/self/mounts | sort -r); do
 		umount -l "$m" 2>/dev/null || true
 	done
-	rm -rf "$CGNS_DATA" "$CGNS_DIR"
+	rm -rf "$CGNS_DATA" "$CGNS_DIR" || echo "docker-up: could not remove all of $CGNS_DATA, $CGNS_DIR" >&2
 	rmdir "$(dirname "$CGNS_DATA")" 2>/dev/null || true # made by cgns_start, if empty
 	ip link del "$CGNS_BRIDGE" 2>/dev/null || true
 	if [ -s "$CGNS_RULE" ]; then
@@ -110,17 +115,20 @@ cgns_stop() {
 }
 
 cgns_start() {
-	subnet=$1
+	mode=$1 subnet=$2
+	case $mode in host | private) ;; *) die "--cgroupns: host or private, not '$mode'" ;; esac
 	case $subnet in
-	*[!0-9./]* | */*/* | /* | */) die "--cgroupns-private: not an IPv4 subnet: '$subnet'" ;;
+	*[!0-9./]* | */*/* | /* | */) die "--cgroupns: not an IPv4 subnet: '$subnet'" ;;
 	*/*) ;;
-	*) die "--cgroupns-private: not an IPv4 subnet: '$subnet'" ;;
+	*) die "--cgroupns: not an IPv4 subnet: '$subnet'" ;;
 	esac
 	[ "$(id -u)" = 0 ] || die "starting a daemon needs root"
 	command -v dockerd >/dev/null || die "no dockerd: apt-get install docker.io (or: sudo make deps)"
 	old=$(cat "$CGNS_PIDFILE" 2>/dev/null || true)
-	if [ -n "$old" ] && [ "$(cat "/proc/$old/comm" 2>/dev/null)" = dockerd ]; then
-		die "a --cgroupns-private dockerd runs already (pid $old): $0 --stop $old"
+	# (a killed one stays a zombie where nobody reaps it: not running)
+	if [ -n "$old" ] && [ "$(cat "/proc/$old/comm" 2>/dev/null)" = dockerd ] &&
+		[ "$(awk '{ print $3 }' "/proc/$old/stat" 2>/dev/null)" != Z ]; then
+		die "a --cgroupns dockerd runs already (pid $old): $0 --stop $old"
 	fi
 	cgns_clean # a killed predecessor's leftovers
 	mkdir -p "$CGNS_DIR" "$(dirname "$CGNS_DATA")"
@@ -135,8 +143,8 @@ cgns_start() {
 		# shellcheck disable=SC2086 # the rule's words
 		iptables -I FORWARD 1 $rule || { cgns_clean; die "iptables -I FORWARD failed"; }
 	fi
-	echo "=== $(date -Iseconds) dockerd --default-cgroupns-mode=private started by ngx-sockmap scripts/docker-up.sh" >>"$CGNS_LOG"
-	setsid dockerd --default-cgroupns-mode=private -H "$CGNS_SOCK" --pidfile "$CGNS_DIR/dockerd.pid" \
+	echo "=== $(date -Iseconds) dockerd --default-cgroupns-mode=$mode started by ngx-sockmap scripts/docker-up.sh" >>"$CGNS_LOG"
+	setsid dockerd --default-cgroupns-mode="$mode" -H "$CGNS_SOCK" --pidfile "$CGNS_DIR/dockerd.pid" \
 		--exec-root "$CGNS_DIR/exec" --data-root "$CGNS_DATA" --bridge "$CGNS_BRIDGE" \
 		--iptables=false --ip6tables=false >>"$CGNS_LOG" 2>&1 </dev/null &
 	pid=$!
@@ -146,7 +154,7 @@ cgns_start() {
 		if ! kill -0 "$pid" 2>/dev/null || [ $i -ge 300 ]; then
 			term_wait "$pid"
 			cgns_clean
-			die "dockerd --default-cgroupns-mode=private did not come up: $(grep -v '^===' "$CGNS_LOG" | tail -n 1)"
+			die "dockerd --default-cgroupns-mode=$mode did not come up: $(grep -v '^===' "$CGNS_LOG" | tail -n 1)"
 		fi
 		sleep 0.1
 		i=$((i + 1))
@@ -182,12 +190,12 @@ if [ "${1:-}" = --stop ]; then
 	fi
 	exit 0
 fi
-if [ "${1:-}" = --cgroupns-private ]; then
-	[ $# = 2 ] || die "usage: $0 --cgroupns-private SUBNET"
-	cgns_start "$2"
+if [ "${1:-}" = --cgroupns ]; then
+	[ $# = 3 ] || die "usage: $0 --cgroupns host|private SUBNET"
+	cgns_start "$2" "$3"
 	exit 0
 fi
-[ $# = 0 ] || die "usage: $0 [--stop PID | --cgroupns-private SUBNET]"
+[ $# = 0 ] || die "usage: $0 [--stop PID | --cgroupns host|private SUBNET]"
 
 command -v docker >/dev/null || die "no docker client: apt-get install docker.io (or: sudo make deps)"
 answers && exit 0

@@ -3,16 +3,17 @@
 # order: last (its images are built meanwhile: tests/run, .ci/run)
 # Proves, with docker-compose.yml as shipped, under both of Docker's
 # defaults for a container's cgroup namespace: the host's (cgroup v1 and
-# hybrid hosts) and a private one (cgroup v2 hosts; here a second dockerd
-# started with --default-cgroupns-mode=private, scripts/docker-up.sh):
+# hybrid hosts) and a private one (cgroup v2 hosts): once on the host's
+# daemon, with its default, once on a second dockerd started with
+# --default-cgroupns-mode set to the other (scripts/docker-up.sh --cgroupns):
 # the compose setup builds and comes up; the agent sidecar finds and
 # attaches to nginx's cgroup by itself and follows the upstream and wrk
 # containers; sends between containers are redirected on both hops
 # (redirected_msgs per request), and bodies through the proxy are
 # byte-exact (sha256 against the upstream's own files); the agent stops
 # cleanly.  Images stay cached (ngx-sockmap/*:compose): a cold build takes
-# minutes (hence the timeout), a warm one seconds; the private-namespace
-# daemon gets a copy and is thrown away with it.  A Docker daemon is
+# minutes (hence the timeout), a warm one seconds; the second daemon gets
+# a copy and is thrown away with it.  A Docker daemon is
 # started only when none runs, and then stopped at the end.  Skips only
 # when Docker cannot run here at all.
 . "$(dirname "$0")/../lib/common.sh"
@@ -172,6 +173,8 @@ e2e() {
 # host's cgroup namespace, on cgroup v2 hosts a private one.
 ns=$(cgroupns_default)
 e2e "dockerd default ($ns cgroupns)" "$ns"
-compose_cgroupns_private "nsmtestp$$" "${NGX_SOCKMAP_TEST_SUBNET_P:-172.29.89.0/24}" || fail "$COMPOSE_ERR"
-ok "dockerd --default-cgroupns-mode=private started, images copied"
-e2e "dockerd --default-cgroupns-mode=private" private
+other=private
+[ "$ns" = private ] && other=host
+compose_cgroupns "$other" "nsmtestc$$" "${NGX_SOCKMAP_TEST_SUBNET_CGNS:-172.29.89.0/24}" || fail "$COMPOSE_ERR"
+ok "dockerd --default-cgroupns-mode=$other started, images copied"
+e2e "dockerd --default-cgroupns-mode=$other" "$other"
