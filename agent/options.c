@@ -164,7 +164,8 @@ struct opt_spec {
 	  "or hang connections (for kernel developers; never in production)") \
 	X("metrics", OPT_METRICS, "ADDR:PORT", AS_LISTEN(metrics), \
 	  "serve Prometheus /metrics and /healthz here (default " DEFAULT_METRICS_ADDR \
-	  "; 'off' to disable; all interfaces only if you say 0.0.0.0)")
+	  "; ':PORT' and 'localhost:PORT' are loopback too; 'off' to disable; all " \
+	  "interfaces only if you say 0.0.0.0)")
 
 #define ARGP_ENTRY(name, key, arg, how, doc) { name, key, arg, 0, doc, 0 },
 const struct argp_option run_argp_options[] = { RUN_OPTIONS(ARGP_ENTRY) { 0 } };
@@ -489,6 +490,11 @@ int parse_listen(const char *s, struct sockaddr_storage *ss, socklen_t *len, cha
 		memcpy(host, s, hl);
 	}
 	host[hl] = 0;
+	/* ":PORT" and "localhost:PORT" as other exporters take them, but to
+	 * loopback: all interfaces only when asked by address (0.0.0.0, ::);
+	 * no other name is looked up */
+	if (!host[0] || !strcmp(host, "localhost"))
+		snprintf(host, sizeof(host), "127.0.0.1");
 	port = parse_port(colon + 1, &end);
 	if (port < 0 || *end)
 		goto bad;
@@ -506,7 +512,8 @@ int parse_listen(const char *s, struct sockaddr_storage *ss, socklen_t *len, cha
 	}
 bad:
 	snprintf(err, errlen,
-		 "bad listen address '%s': want IP:PORT, e.g. 127.0.0.1:9435 or [::1]:9435", s);
+		 "bad listen address '%s': want IP:PORT or :PORT, e.g. 127.0.0.1:9435, "
+		 "[::1]:9435, :9435", s);
 	return -1;
 }
 

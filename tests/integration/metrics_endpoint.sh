@@ -77,4 +77,4 @@ wait_port 127.0.0.1 19436
 one_line 1 "metrics port in use" "$AGENT" run --no-follow -c "$cg" --xdp "$host" --metrics 127.0.0.1:19436
 one_line 1 "missing interface" "$AGENT" run --no-follow -c "$cg" --xdp nosuchif0
 one_line 2 "interface name too long" "$AGENT" run --no-follow -c "$cg" --xdp averyveryverylongname0
-one_line 2 "bad listen address" "$AGENT" run --no-follow -c "$cg" --metrics localhost:80
+one_line 2 "bad listen address" "$AGENT" run --no-follow -c "$cg" --metrics example.test:80

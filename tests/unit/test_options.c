@@ -78,7 +78,14 @@ static void test_listen(void)
 	CHECK(parse_listen("127.0.0.1", &ss, &len, err, sizeof(err)) < 0, "no port refused");
 	CHECK(parse_listen("127.0.0.1:0", &ss, &len, err, sizeof(err)) < 0, "port 0 refused");
 	CHECK(parse_listen("127.0.0.1:65536", &ss, &len, err, sizeof(err)) < 0, "65536 refused");
-	CHECK(parse_listen("localhost:9435", &ss, &len, err, sizeof(err)) < 0, "names refused");
+	CHECK(parse_listen("localhost:9435", &ss, &len, err, sizeof(err)) == 0 &&
+		      a4->sin_family == AF_INET && a4->sin_addr.s_addr == htonl(INADDR_LOOPBACK) &&
+		      ntohs(a4->sin_port) == 9435, "localhost: loopback");
+	CHECK(parse_listen(":9436", &ss, &len, err, sizeof(err)) == 0 &&
+		      a4->sin_family == AF_INET && a4->sin_addr.s_addr == htonl(INADDR_LOOPBACK) &&
+		      ntohs(a4->sin_port) == 9436, ":PORT: loopback, not every interface");
+	CHECK(parse_listen("example.test:9435", &ss, &len, err, sizeof(err)) < 0,
+	      "other names refused (never looked up)");
 	CHECK(parse_listen("::1:9435", &ss, &len, err, sizeof(err)) < 0, "bare v6 refused");
 	CHECK(parse_listen("[::1]9435", &ss, &len, err, sizeof(err)) < 0, "missing colon refused");
 	CHECK(strstr(err, "[::1]9435") != NULL, "message names the input: %s", err);
@@ -370,7 +377,8 @@ static void test_table_refusals(void)
 	REFUSED(&o, "xdp", "abcdefghijklmnop",
 		"--xdp: interface name 'abcdefghijklmnop' is longer than 15 characters");
 	REFUSED(&o, "metrics", "bogus",
-		"--metrics: bad listen address 'bogus': want IP:PORT, e.g. 127.0.0.1:9435 or [::1]:9435");
+		"--metrics: bad listen address 'bogus': want IP:PORT or :PORT, e.g. 127.0.0.1:9435, "
+		"[::1]:9435, :9435");
 	REFUSED(&o, "max-unread", "1K", "--max-unread: '1K' is not a size of 64K or more, e.g. 64M, 512K");
 	REFUSED(&o, "unread-budget", "x", "--unread-budget: 'x' is not a size, e.g. 64M, 512K");
 	REFUSED(&o, "max-unread", "32K",
