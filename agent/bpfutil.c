@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "bpfutil.h"
 #include "test_knobs.h"
@@ -153,4 +154,26 @@ int bpf_wait_programs(void)
 		close(outer);
 	close(inner);
 	return err;
+}
+
+bool kernel_has_psock_msg_tot_len(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	const struct btf_member *m;
+	const struct btf_type *t;
+	bool found = false;
+	int id, i;
+
+	if (!btf)
+		return false;
+	id = btf__find_by_name_kind(btf, "sk_psock", BTF_KIND_STRUCT);
+	if (id > 0) {
+		t = btf__type_by_id(btf, id);
+		m = btf_members(t);
+		for (i = 0; i < btf_vlen(t); i++, m++)
+			if (!strcmp(btf__name_by_offset(btf, m->name_off), "msg_tot_len"))
+				found = true;
+	}
+	btf__free(btf);
+	return found;
 }

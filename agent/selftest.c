@@ -18,7 +18,6 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <bpf/btf.h>
 #include "counters.h"
 #include "dataplane.h"
 #include "enforcer.h"
@@ -81,28 +80,6 @@ static void __attribute__((noreturn)) child_main(const char *cg_procs, int confi
 	if (write(out_fd, res, sizeof(res)) != (ssize_t)sizeof(res))
 		_exit(4);
 	_exit(0);
-}
-
-static bool kernel_has_msg_tot_len(void)
-{
-	struct btf *btf = btf__load_vmlinux_btf();
-	const struct btf_member *m;
-	const struct btf_type *t;
-	bool found = false;
-	int id, i;
-
-	if (!btf)
-		return false;
-	id = btf__find_by_name_kind(btf, "sk_psock", BTF_KIND_STRUCT);
-	if (id > 0) {
-		t = btf__type_by_id(btf, id);
-		m = btf_members(t);
-		for (i = 0; i < btf_vlen(t); i++, m++)
-			if (!strcmp(btf__name_by_offset(btf, m->name_off), "msg_tot_len"))
-				found = true;
-	}
-	btf__free(btf);
-	return found;
 }
 
 /* Fork the child and collect its results into r (the redirect and bound
@@ -340,7 +317,7 @@ int selftest_run(const char *cg2_mnt, int resets, bool fallback, struct selftest
 	ret = run_child(procs, maps.fd[MAP_CONFIG], maps.fd[MAP_STATS], r);
 	if (!ret) {
 		check_reset(&dp, &maps, resets, fallback, r);
-		judge(&maps, kernel_has_msg_tot_len(), r);
+		judge(&maps, kernel_has_psock_msg_tot_len(), r);
 	}
 out:
 	dataplane_destroy(&dp);

@@ -27,20 +27,7 @@ cg_new CB clb
 
 # echo_one NAME CGROUP PORT: one 64 KiB echo connection CGROUP -> CS on
 # 127.0.0.1:PORT; PAIRS and HAZ: what pairs and fallbacks.hazard grew by
-echo_one() {
-	local p0 p1 f0 f1
-	st p0 pairs
-	st f0 fallbacks.hazard
-	tk_server s_$1 "$CS" - --listen 127.0.0.1:$3 --mode echo --seed 5 --conns 1 \
-		--expect-bytes 64K --duration 20
-	tk_client c_$1 "$2" - --connect 127.0.0.1:$3 --mode echo --seed 5 --bytes 64K
-	tk_wait s_$1
-	tk_ok c_$1 "$1: the echo got every byte back"
-	st p1 pairs
-	st f1 fallbacks.hazard
-	PAIRS=$((p1 - p0)) HAZ=$((f1 - f0))
-	log "$1: pairs +$PAIRS, fallbacks.hazard +$HAZ"
-}
+echo_one() { tk_echo_count "$1" "$CS" "$2" - 127.0.0.1 "$3"; }
 
 # hazard NAME PORT HOW: CA's connection to CS on 127.0.0.1:PORT shows the
 # hazard HOW (hazard_client.py --read); it was paired, so its side is learned

@@ -55,20 +55,7 @@ splice_at() {
 
 # echo_one NAME NETNS ADDR PORT [CLIENT ARGS]: one 64 KiB echo connection
 # CC -> CS in NETNS; PAIRS and HAZ: what pairs and fallbacks.hazard grew by
-echo_one() {
-	local p0 p1 f0 f1
-	st p0 pairs
-	st f0 fallbacks.hazard
-	tk_server s_$1 "$CS" "$2" --listen $3:$4 --mode echo --seed 5 --conns 1 \
-		--expect-bytes 64K --duration 20
-	tk_client c_$1 "$CC" "$2" --connect $3:$4 --mode echo --seed 5 --bytes 64K "${@:5}"
-	tk_wait s_$1
-	tk_ok c_$1 "$1: the echo got every byte back"
-	st p1 pairs
-	st f1 fallbacks.hazard
-	PAIRS=$((p1 - p0)) HAZ=$((f1 - f0))
-	log "$1: pairs +$PAIRS, fallbacks.hazard +$HAZ"
-}
+echo_one() { tk_echo_count "$1" "$CS" "$CC" "$2" "$3" "$4" "${@:5}"; }
 
 # hazard_client NAME NETNS SERVER PORT CLIENT HOW REASON BYTES: CLIENT
 # reads a reply of BYTES from SERVER:PORT the HOW way (hazard_client.py

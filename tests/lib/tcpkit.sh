@@ -118,3 +118,22 @@ wait_file() {
 	done
 	fail "$2: $1 did not appear within 10 s"
 }
+
+# tk_echo_count NAME SERVER_CG CLIENT_CG NETNS ADDR PORT [CLIENT ARGS]: one
+# 64 KiB echo connection CLIENT_CG -> SERVER_CG on ADDR:PORT in NETNS ("-":
+# this one), every byte checked; PAIRS and HAZ: what the agent's pairs and
+# fallbacks.hazard grew by (the hazard tests)
+tk_echo_count() {
+	local p0 p1 f0 f1
+	st p0 pairs
+	st f0 fallbacks.hazard
+	tk_server "s_$1" "$2" "$4" --listen "$5:$6" --mode echo --seed 5 --conns 1 \
+		--expect-bytes 64K --duration 20
+	tk_client "c_$1" "$3" "$4" --connect "$5:$6" --mode echo --seed 5 --bytes 64K "${@:7}"
+	tk_wait "s_$1"
+	tk_ok "c_$1" "$1: the echo got every byte back"
+	st p1 pairs
+	st f1 fallbacks.hazard
+	PAIRS=$((p1 - p0)) HAZ=$((f1 - f0))
+	log "$1: pairs +$PAIRS, fallbacks.hazard +$HAZ"
+}

@@ -58,7 +58,6 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
-#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "accel.h"
 #include "counters.h"
@@ -910,28 +909,6 @@ out:
 	dp_teardown();
 }
 
-static bool kernel_has_msg_tot_len(void)
-{
-	struct btf *btf = btf__load_vmlinux_btf();
-	const struct btf_member *m;
-	const struct btf_type *t;
-	bool found = false;
-	int id, i;
-
-	if (!btf)
-		return false;
-	id = btf__find_by_name_kind(btf, "sk_psock", BTF_KIND_STRUCT);
-	if (id > 0) {
-		t = btf__type_by_id(btf, id);
-		m = btf_members(t);
-		for (i = 0; i < btf_vlen(t); i++, m++)
-			if (!strcmp(btf__name_by_offset(btf, m->name_off), "msg_tot_len"))
-				found = true;
-	}
-	btf__free(btf);
-	return found;
-}
-
 static struct reset_request reset_got;
 static int resets_seen;
 
@@ -958,7 +935,7 @@ static void test_doom(void)
 	ssize_t r = 0;
 	int err = 0;
 
-	if (!kernel_has_msg_tot_len()) {
+	if (!kernel_has_psock_msg_tot_len()) {
 		skip("no psock->msg_tot_len: no --max-unread on this kernel");
 		return;
 	}
