@@ -143,11 +143,24 @@ for ((h = 0; h < ${#TIERS_TODO[@]}; h++)); do
 		[[ $name = mixed* ]] && args=(--recv-first 1000)
 		[[ $name = uring* ]] && args=(--io-uring)
 		[[ $name = sendfile* ]] && args=(--sendfile)
-		st p0 pairs
-		r0=$(stat_get resets.splice 2>/dev/null || echo missing)
-		run $name "${args[@]}"
-		st p1 pairs
-		log "$label: pairs +$((p1 - p0)), resets.splice before: $r0"
+		# A connection pairs only if the server's end is ESTABLISHED
+		# before the client's first send (accel_pairing.h); on a host
+		# loaded enough that loopback's softirq runs late (the kernel
+		# matrix's VMs beside this test), every one of a round can lose
+		# that race (claims_lost) and the hazard is never met: nothing
+		# was tested, so the round is run again (3 rounds at most).
+		for try in 1 2 3; do
+			st p0 pairs
+			st c0 claims_lost
+			r0=$(stat_get resets.splice 2>/dev/null || echo missing)
+			run $name-$try "${args[@]}"
+			st p1 pairs
+			st c1 claims_lost
+			log "$label: pairs +$((p1 - p0)), claims lost +$((c1 - c0)), resets.splice before: $r0"
+			[ $((p1 - p0)) -gt 0 ] && break
+			log "$label: no connection paired; fallbacks: $(fallbacks)"
+			check $name-$try "$label, no pair (round $try)" "${r0/missing/0}"
+		done
 		assert_ge $((p1 - p0)) 1 "$label: connections were paired (the hazard was there)"
 		[ "$r0" = missing ] && r0=0
 		check $name "$label" "$r0"
