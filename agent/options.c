@@ -512,8 +512,8 @@ int parse_listen(const char *s, struct sockaddr_storage *ss, socklen_t *len, cha
 	}
 bad:
 	snprintf(err, errlen,
-		 "bad listen address '%s': want IP:PORT or :PORT, e.g. 127.0.0.1:9435, "
-		 "[::1]:9435, :9435", s);
+		 "bad listen address '%s': want IP:PORT or :PORT, e.g. 127.0.0.1:10435, "
+		 "[::1]:10435, :10435", s);
 	return -1;
 }
 

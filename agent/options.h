@@ -81,9 +81,16 @@ int run_opt_set(struct run_opts *o, int key, const char *arg, char *err, size_t 
  * usage error in err. */
 int run_opts_finish(struct run_opts *o, const struct run_env *env, char *err, size_t errlen);
 
-#define DEFAULT_METRICS_ADDR "127.0.0.1:9435"
+/* Not 9435: ebpf_exporter registered it in Prometheus' default port
+ * allocations, so both could not run on one host.  That registry's range
+ * (9100-9999) has been full since 2023, so any port in it is some
+ * exporter's; 10435 is outside it, below the ephemeral range
+ * (ip_local_port_range starts at 32768, so no outgoing connection can hold
+ * it), below Kubernetes' NodePorts (30000-32767), clear of kubelet's
+ * 10248-10259, and netbase's /etc/services names no service on it. */
+#define DEFAULT_METRICS_ADDR "127.0.0.1:10435"
 
-/* "127.0.0.1:9435", "[::1]:9435", "0.0.0.0:9435" -> socket address.
+/* "127.0.0.1:10435", "[::1]:10435", "0.0.0.0:10435" -> socket address.
  * Numeric hosts only: the agent binds, it never resolves names. */
 int parse_listen(const char *s, struct sockaddr_storage *ss, socklen_t *len, char *err,
 		 size_t errlen);

@@ -45,8 +45,8 @@ for layout in "sd:kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod
 	"cf:kubepods/besteffort/pod$uid" \
 	"kind:kubelet.slice/kubelet-kubepods.slice/kubelet-kubepods-pod${uid//-/_}.slice"; do
 	d=${layout%%:*}
-	got=$(POD_UID=$uid NGX_SOCKMAP_CGROUP_ROOT=$TMP/$d PATH=$TMP/bin:$PATH sh "$script" --metrics 0.0.0.0:9435 2>&1 | tail -n 1)
-	assert_eq "$got" "run --cgroup $TMP/$d/${layout#*:} --no-follow --metrics 0.0.0.0:9435" "pod-sidecar.sh, $d layout"
+	got=$(POD_UID=$uid NGX_SOCKMAP_CGROUP_ROOT=$TMP/$d PATH=$TMP/bin:$PATH sh "$script" --metrics 0.0.0.0:10435 2>&1 | tail -n 1)
+	assert_eq "$got" "run --cgroup $TMP/$d/${layout#*:} --no-follow --metrics 0.0.0.0:10435" "pod-sidecar.sh, $d layout"
 done
 got=$(POD_UID='../x' NGX_SOCKMAP_CGROUP_ROOT=$TMP/sd PATH=$TMP/bin:$PATH sh "$script" 2>&1)
 [[ $got == *"is not a pod UID"* ]] || fail "pod-sidecar.sh accepted POD_UID '../x': $got"

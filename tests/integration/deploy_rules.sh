@@ -31,7 +31,7 @@ import sys, yaml
 c = yaml.safe_load(open(sys.argv[1]))
 for s in c["scrape_configs"]:
     s.pop("kubernetes_sd_configs")
-    s["static_configs"] = [{"targets": ["127.0.0.1:9435"]}]
+    s["static_configs"] = [{"targets": ["127.0.0.1:10435"]}]
 yaml.safe_dump(c, open(sys.argv[1], "w"))
 PY
 	promtool check config "$TMP/prometheus.yml" >"$TMP/o" 2>&1 || fail "promtool check config: $(cat "$TMP/o")"

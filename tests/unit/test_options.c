@@ -299,7 +299,7 @@ static void test_table_defaults(void)
 		      o.max_followed == 32,
 	      "values start as the defaults");
 	CHECK(o.guard_hooks == 0 && o.resets == 0 && o.unread_scan == 0, "every choice: auto");
-	CHECK(a->sin_family == AF_INET && ntohs(a->sin_port) == 9435 &&
+	CHECK(a->sin_family == AF_INET && ntohs(a->sin_port) == 10435 &&
 		      a->sin_addr.s_addr == htonl(INADDR_LOOPBACK) && o.metrics_addr_len == sizeof(*a),
 	      "metrics on " DEFAULT_METRICS_ADDR);
 	for (opt = run_argp_options; opt->name; opt++, n++)
@@ -377,8 +377,8 @@ static void test_table_refusals(void)
 	REFUSED(&o, "xdp", "abcdefghijklmnop",
 		"--xdp: interface name 'abcdefghijklmnop' is longer than 15 characters");
 	REFUSED(&o, "metrics", "bogus",
-		"--metrics: bad listen address 'bogus': want IP:PORT or :PORT, e.g. 127.0.0.1:9435, "
-		"[::1]:9435, :9435");
+		"--metrics: bad listen address 'bogus': want IP:PORT or :PORT, e.g. 127.0.0.1:10435, "
+		"[::1]:10435, :10435");
 	REFUSED(&o, "max-unread", "1K", "--max-unread: '1K' is not a size of 64K or more, e.g. 64M, 512K");
 	REFUSED(&o, "unread-budget", "x", "--unread-budget: 'x' is not a size, e.g. 64M, 512K");
 	REFUSED(&o, "max-unread", "32K",
