@@ -2,7 +2,7 @@
 # ngx-sockmap: `make deps` once, then `make`, `sudo make test`, `sudo make demo`.
 
 .DELETE_ON_ERROR:
-.PHONY: all deps test tools demo bench bench-maps compose-bench clean check-tools \
+.PHONY: FORCE all deps test tools demo bench bench-maps compose-bench clean check-tools \
 	vmtest vmtest-quick vmtest-systemd kernels-doc counters-doc man install uninstall deb
 
 BUILD    := build
@@ -10,7 +10,11 @@ CLANG    ?= clang-19
 BPFTOOL  ?= bpftool
 CC       ?= gcc
 ARCH     := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
-VERSION  := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+# One version string (scripts/version.sh: VERSION, +gitN.HASH from a
+# checkout); `make deb` and the images pass theirs in.  The commit is the
+# one the string names, for build_info's commit label.
+VERSION  := $(shell ./scripts/version.sh)
+COMMIT   := $(or $(shell echo '$(VERSION)' | sed -n 's/.*+git[0-9]*\.\([0-9a-f]*\).*/\1/p'),$(shell ./scripts/version.sh --commit),unknown)
 
 ifeq ($(V),1)
 Q :=
@@ -22,7 +26,7 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror 
 	      -I$(BUILD) -Ibpf
 CFLAGS     ?= -O2 -g
 CFLAGS     += -std=gnu11 -Wall -Wextra -Werror -I$(BUILD) -Ibpf -Iagent \
-	      -DNGX_SOCKMAP_VERSION='"$(VERSION)"'
+
 LDLIBS     := -lbpf -lelf -lz -ljson-c -lmicrohttpd -lcurl
 
 BPF_OBJS   := $(BUILD)/accel.bpf.o $(BUILD)/guard.bpf.o $(BUILD)/sockiter.bpf.o \
@@ -54,6 +58,14 @@ $(BUILD)/%.bpf.o: bpf/%.bpf.c bpf/*.h $(BUILD)/vmlinux.h | $(BUILD)
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	@echo "  SKEL    $@"
 	$(Q)$(BPFTOOL) gen skeleton $< name $(notdir $*)_bpf > $@
+
+# The version, rewritten only when it changes (temp file + cmp): a commit
+# rebuilds the two objects that print it, and --version never goes stale.
+$(BUILD)/version.h: FORCE | $(BUILD)
+	$(Q)printf '#define NGX_SOCKMAP_VERSION "%s"\n#define NGX_SOCKMAP_COMMIT "%s"\n' \
+		'$(VERSION)' '$(COMMIT)' >$@.tmp
+	$(Q)cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+$(BUILD)/agent/main.o $(BUILD)/agent/metrics.o: $(BUILD)/version.h
 
 $(BUILD)/agent/%.o: agent/%.c agent/*.h bpf/*.h $(SKELS) | $(BUILD)/agent
 	@echo "  CC      $@"

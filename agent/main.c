@@ -5,6 +5,7 @@
 #include <string.h>
 #include "cli.h"
 #include "log.h"
+#include "version.h" /* build/version.h: VERSION and scripts/version.sh */
 
 const char *argp_program_version = "ngx-sockmap " NGX_SOCKMAP_VERSION;
 const char *argp_program_bug_address = "the project's issue tracker";

@@ -20,6 +20,7 @@
 #include "netaddr.h"
 #include "topk.h"
 #include "observer.h"
+#include "version.h" /* build/version.h */
 
 #define TOP_K 10
 
@@ -147,8 +148,14 @@ void metrics_render(FILE *o, const struct metrics_src *src)
 	struct counters c;
 	int i, n;
 
-	help(o, "ngx_sockmap_build_info", "gauge", "Agent version; always 1.");
-	fprintf(o, "ngx_sockmap_build_info{version=\"%s\"} 1\n", NGX_SOCKMAP_VERSION);
+	/* The _info convention: what the agent is, as labels of a constant 1,
+	 * for joins (`* on (instance) group_left (version) ...`); the guard's
+	 * hooks are here too, since they set what the host pays for it. */
+	help(o, "ngx_sockmap_build_info", "gauge",
+	     "Agent version, commit and the guard's hooks; always 1.");
+	fprintf(o, "ngx_sockmap_build_info{version=\"%s\",commit=\"%s\",guard_hooks=\"%s\"} 1\n",
+		NGX_SOCKMAP_VERSION, NGX_SOCKMAP_COMMIT,
+		info->guard_hooks[0] ? info->guard_hooks : "none");
 	memset(&c, 0, sizeof(c));
 	if (counters_read(src->maps, &c) == 0)
 		counters_print_prometheus(o, &c);

@@ -19,16 +19,17 @@ RUN set -e; \
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
         -t bookworm-backports libbpf-dev bpftool linux-libc-dev
 WORKDIR /src
-COPY Makefile ./
-COPY scripts/check-tools.sh scripts/
+COPY Makefile VERSION ./
+COPY scripts/check-tools.sh scripts/version.sh scripts/
 COPY bpf bpf/
 COPY agent agent/
 # vmlinux.h comes from the build host's /sys/kernel/btf/vmlinux (sysfs is
 # mounted read-only in build containers); CO-RE relocates at load time, so
-# the image runs on other BTF kernels too.  No .git here: the version comes
-# in as a build argument.
-ARG NGX_SOCKMAP_VERSION=unknown
-RUN make -j"$(nproc)" VERSION="$NGX_SOCKMAP_VERSION" build/ngx-sockmap
+# the image runs on other BTF kernels too.  No .git here: the version
+# comes in as a build argument (scripts/version.sh on the host), else it
+# is VERSION's.
+ARG NGX_SOCKMAP_VERSION=
+RUN make -j"$(nproc)" ${NGX_SOCKMAP_VERSION:+VERSION="$NGX_SOCKMAP_VERSION"} build/ngx-sockmap
 
 FROM ${BASE_IMAGE}
 ARG APT_MIRROR

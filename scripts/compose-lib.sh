@@ -105,9 +105,9 @@ compose_setup() { # compose_setup PROJECT SUBNET
 	compose_base_image || { images_unlock; return 1; }
 	export BASE_IMAGE
 	export NGX_SOCKMAP_SUBNET=$2
-	NGX_SOCKMAP_VERSION=$(git -C "$NSM_TOP" describe --always --dirty 2>/dev/null || echo unknown)
+	NGX_SOCKMAP_VERSION=$("$NSM_TOP/scripts/version.sh")
 	export NGX_SOCKMAP_VERSION
-	# Images are kept (ngx-sockmap/*:compose): a rebuild with nothing
+	# Images are kept (ngx-sockmap/*:compose, the agent's :VERSION): a rebuild with nothing
 	# changed takes seconds, a cold one minutes.
 	if ! "${COMPOSE[@]}" build -q >>"$COMPOSE_LOG" 2>&1; then
 		images_unlock

@@ -4,14 +4,15 @@
 # tree (build/deb/src), so the build's `make clean` never touches this
 # tree's build/ and nothing is written beside the checkout (where
 # dpkg-buildpackage puts its results).  The .deb lands in build/deb/.
-#   scripts/deb.sh AGENT_VERSION
+#   scripts/deb.sh [VERSION]
 # DEB_OUT: another directory for the results (tests/integration/deb_build_purge.sh).
-# The package version is debian/changelog's plus +gitN.HASH (N commits, so
-# a later commit's package upgrades an earlier one's), +dirty with local
-# changes; the copy's changelog says so, the tree's is left as it is.
+# The package's version is the agent's, one string (scripts/version.sh:
+# VERSION, +gitN.HASH from a checkout, .dirty with local changes); the
+# copy's changelog says so, the tree's is left as it is, and must be at
+# VERSION.
 set -eu
 cd "$(dirname "$0")/.."
-agent_version=${1:-unknown}
+version=${1:-$(scripts/version.sh)}
 for t in dpkg-buildpackage dh dpkg-checkbuilddeps; do
 	command -v $t >/dev/null || {
 		echo "make deb needs $t: apt-get install --no-install-recommends debhelper dpkg-dev" >&2
@@ -33,17 +34,16 @@ else
 fi
 
 base=$(dpkg-parsechangelog -l debian/changelog -S Version)
-version=$base
-if git rev-parse --git-dir >/dev/null 2>&1; then
-	version=$base+git$(git rev-list --count HEAD).$(git rev-parse --short HEAD)
-	[ -z "$(git status --porcelain --untracked-files=no)" ] || version=$version.dirty
-fi
+[ "$base" = "$(cat VERSION)" ] || {
+	echo "make deb: debian/changelog is at $base, VERSION says $(cat VERSION): add a changelog entry (dch -v $(cat VERSION))" >&2
+	exit 1
+}
 if [ "$version" != "$base" ]; then
 	sed -i "1s/($base)/($version)/" "$out/src/debian/changelog"
 fi
 
 echo "deb: building ngx-sockmap $version in $out/src"
-(cd "$out/src" && NGX_SOCKMAP_VERSION=$agent_version dpkg-buildpackage -us -uc -b) >"$out/build.log" 2>&1 || {
+(cd "$out/src" && NGX_SOCKMAP_VERSION=$version dpkg-buildpackage -us -uc -b) >"$out/build.log" 2>&1 || {
 	tail -40 "$out/build.log" >&2
 	echo "make deb: dpkg-buildpackage failed; the whole log is $out/build.log" >&2
 	exit 1

@@ -43,7 +43,7 @@ deploy_image() {
 	compose_base_image || fail "$COMPOSE_ERR"
 	docker build -q -f "$TOP/docker/agent.Dockerfile" \
 		--build-arg BASE_IMAGE="$BASE_IMAGE" \
-		--build-arg NGX_SOCKMAP_VERSION="$(git -C "$TOP" describe --always --dirty 2>/dev/null || echo unknown)" \
+		--build-arg NGX_SOCKMAP_VERSION="$("$TOP/scripts/version.sh")" \
 		-t "$IMAGE" "$TOP" >"$TMP/build.log" 2>&1 ||
 		fail "image build failed: $(grep -v '^ *$' "$TMP/build.log" | tail -n 3)"
 	images_unlock
