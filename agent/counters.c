@@ -70,7 +70,7 @@ const struct counter_def counter_table[] = {
 	  "offers to pair orphaned by a detach, removed", ONE, AT(gauges.endpoints_swept) },
 	{ "unread.bytes", "ngx_sockmap_unread_bytes", CT_GAUGE, CU_BYTES,
 	  "redirected bytes not read yet, all sockets", ONE, AT(gauges.unread_bytes) },
-	{ "unread.max_bytes", "ngx_sockmap_unread_bytes_max", CT_GAUGE, CU_BYTES,
+	{ "unread.max_bytes", "ngx_sockmap_unread_max_bytes", CT_GAUGE, CU_BYTES,
 	  "the most one socket leaves unread", ONE, AT(gauges.unread_max_bytes) },
 	{ "unread.limit", "ngx_sockmap_unread_limit_bytes", CT_GAUGE, CU_BYTES,
 	  "per socket, past it the connection is ended", ONE, AT(gauges.unread_limit) },

@@ -58,13 +58,15 @@ static void top_sources(FILE *o, const struct topk_window *w, bool by_bytes)
 	char addr[64];
 	int i, n;
 
+	/* No rank label: a rank moves between series every window, and the
+	 * top 10 is what topk() over these gives back. */
 	help(o, name, "gauge",
 	     by_bytes ? "Bytes from the top sources (at most 10) over the last 10 s."
 		      : "Packets from the top sources (at most 10) over the last 10 s.");
 	n = topk_top(w, by_bytes, top, TOP_K);
 	for (i = 0; i < n; i++) {
 		addr16_str(top[i].key.addr, addr, sizeof(addr));
-		fprintf(o, "%s{rank=\"%d\",source=\"%s\"} %llu\n", name, i + 1, addr,
+		fprintf(o, "%s{source=\"%s\"} %llu\n", name, addr,
 			(unsigned long long)(by_bytes ? top[i].bytes : top[i].packets));
 	}
 }
@@ -75,11 +77,11 @@ static void ring_metrics(FILE *o, const struct metrics_src *src, __u64 conn_drop
 	__u64 gaps;
 	int r, k;
 
-	help(o, "ngx_sockmap_event_transport", "gauge",
-	     "How each event stream reaches the agent: arena (6.9+) or ringbuf.");
+	help(o, "ngx_sockmap_event_transport_info", "gauge",
+	     "How each event stream reaches the agent: arena (6.9+) or ringbuf; always 1.");
 	for (r = 0; r < FEED__MAX; r++)
 		if (f->on[r])
-			fprintf(o, "ngx_sockmap_event_transport{ring=\"%s\",transport=\"%s\"} 1\n",
+			fprintf(o, "ngx_sockmap_event_transport_info{ring=\"%s\",transport=\"%s\"} 1\n",
 				feed_ring_names[r], feed_transport(f, r));
 
 	help(o, "ngx_sockmap_ring_events_total", "counter",
@@ -171,10 +173,10 @@ void metrics_render(FILE *o, const struct metrics_src *src)
 	help(o, "ngx_sockmap_cgroups", "gauge", "cgroups the data plane is attached to.");
 	fprintf(o, "ngx_sockmap_cgroups %d\n", info->n_cgroups);
 	if (info->guard_hooks[0]) {
-		help(o, "ngx_sockmap_guard_hooks", "gauge",
+		help(o, "ngx_sockmap_guard_info", "gauge",
 		     "How the guard sees splice and MSG_OOB; always 1. tracepoints: every "
 		     "syscall on the host is slower while armed.");
-		fprintf(o, "ngx_sockmap_guard_hooks{hooks=\"%s\"} 1\n", info->guard_hooks);
+		fprintf(o, "ngx_sockmap_guard_info{hooks=\"%s\"} 1\n", info->guard_hooks);
 	}
 	if (info->guards[HZ_RESETS].mech[0]) {
 		help(o, "ngx_sockmap_hazard_guarded", "gauge",
@@ -189,9 +191,10 @@ void metrics_render(FILE *o, const struct metrics_src *src)
 	if (observer_running(src->xdp)) {
 		xdp_totals(o, src->xdp, false);
 		xdp_totals(o, src->xdp, true);
-		help(o, "ngx_sockmap_xdp_attached", "gauge", "XDP attachment mode by interface.");
+		help(o, "ngx_sockmap_xdp_info", "gauge",
+		     "XDP attachment mode by interface; always 1.");
 		for (i = 0; i < src->xdp->n_ifaces; i++)
-			fprintf(o, "ngx_sockmap_xdp_attached{interface=\"%s\",mode=\"%s\"} 1\n",
+			fprintf(o, "ngx_sockmap_xdp_info{interface=\"%s\",mode=\"%s\"} 1\n",
 				src->xdp->ifaces[i].name, src->xdp->ifaces[i].mode);
 		if (src->topk) {
 			top_sources(o, src->topk, false);

@@ -28,7 +28,7 @@ sleep 1.5 # the tick consumes what the ring buffer's own wake-ups did not
 
 curl -s "127.0.0.1:$port/metrics" >"$TMP/metrics.txt" || fail "scrape failed"
 get() { sed -n "s/^$1 //p" "$TMP/metrics.txt"; }
-assert_eq "$(get 'ngx_sockmap_event_transport{ring="connections",transport="ringbuf"}')" 1 \
+assert_eq "$(get 'ngx_sockmap_event_transport_info{ring="connections",transport="ringbuf"}')" 1 \
 	"/metrics: ringbuf transport"
 assert_eq "$(get 'ngx_sockmap_ring_events_total{kind="paired"}')" 1 "one paired event"
 assert_eq "$(get 'ngx_sockmap_ring_events_total{kind="closed"}')" 2 "two closed events"

@@ -33,11 +33,11 @@ ok "promtool check metrics passes"
 get() { sed -n "s/^$1 //p" "$TMP/metrics.txt"; }
 v4=$(get "ngx_sockmap_xdp_packets_total{interface=\"$host\",kind=\"ipv4\"}")
 assert_eq "$((v4 - ${base:-0}))" "$N" "XDP counted exactly the $N IPv4 packets sent"
-assert_eq "$(get "ngx_sockmap_top_source_packets{rank=\"1\",source=\"10.213.9.2\"}")" "$N" \
+assert_eq "$(get "ngx_sockmap_top_source_packets{source=\"10.213.9.2\"}")" "$N" \
 	"top source is the sender, with every packet"
-b=$(get "ngx_sockmap_top_source_bytes{rank=\"1\",source=\"10.213.9.2\"}")
+b=$(get "ngx_sockmap_top_source_bytes{source=\"10.213.9.2\"}")
 assert_eq "$b" "$((N * (14 + 20 + 8 + 100)))" "its bytes count whole frames"
-mode=$(sed -n "s/^ngx_sockmap_xdp_attached{interface=\"$host\",mode=\"\([a-z]*\)\"} 1$/\1/p" "$TMP/metrics.txt")
+mode=$(sed -n "s/^ngx_sockmap_xdp_info{interface=\"$host\",mode=\"\([a-z]*\)\"} 1$/\1/p" "$TMP/metrics.txt")
 [ -n "$mode" ] || fail "no XDP mode in metrics"
 ok "XDP attached in $mode mode"
 "$AGENT" status | grep -q "xdp .*$host ($mode mode)" || fail "status does not show the XDP mode"
@@ -47,8 +47,30 @@ for m in ngx_sockmap_build_info ngx_sockmap_redirected_bytes_total ngx_sockmap_p
 	grep -q "^$m" "$TMP/metrics.txt" || fail "missing $m"
 done
 ok "data-plane counters, self-test and build info exported"
-assert_eq "$(get "ngx_sockmap_guard_hooks{hooks=\"$(stat_get guard_hooks)\"}")" 1 \
-	"guard_hooks exported with the hooks status names"
+assert_eq "$(get "ngx_sockmap_guard_info{hooks=\"$(stat_get guard_hooks)\"}")" 1 \
+	"guard_info exported with the hooks status names"
+v=$("$AGENT" --version)
+v=${v#ngx-sockmap }
+# the commit the binary was built from: its version's +gitN.HASH
+commit=$(echo "$v" | sed -n 's/.*+git[0-9]*\.\([0-9a-f]*\).*/\1/p')
+assert_eq "$(get "ngx_sockmap_build_info{version=\"$v\",commit=\"${commit:-$("$TOP/scripts/version.sh" --commit)}\",guard_hooks=\"$(stat_get guard_hooks)\"}")" 1 \
+	"build_info: --version's version, the commit, the guard's hooks"
+# units last (_bytes, _seconds, _total), always-1 gauges named _info
+bad=$(grep -v '^#' "$TMP/metrics.txt" | sed 's/[{ ].*//' | sort -u |
+	grep -E '_(bytes|seconds|total)_|_(attached|hooks|transport)$' | grep -vE '_(bytes|seconds)_total$')
+[ -z "$bad" ] || fail "names with the unit not last, or always-1 gauges not _info: $bad"
+ok "units last in every name, always-1 gauges end in _info"
+# README's metric tables (rows opening with a metric's name; not the
+# renamed block) name what the agent serves, and nothing it does not
+# (the BPF run-time pair appears only with kernel.bpf_stats_enabled=1)
+sed '/<!-- renamed -->/,/<!-- \/renamed -->/d' "$TOP/README.md" | grep '^| `ngx_sockmap_' | cut -d'|' -f2 |
+	grep -o 'ngx_sockmap_[a-z0-9_]*' | sort -u >"$TMP/readme.names"
+sed -n 's/^# HELP \([a-z0-9_]*\) .*/\1/p' "$TMP/metrics.txt" | sort -u >"$TMP/served.names"
+undoc=$(comm -23 "$TMP/served.names" "$TMP/readme.names")
+[ -z "$undoc" ] || fail "served, not in README's metric tables: $(echo $undoc)"
+gone=$(comm -13 "$TMP/served.names" "$TMP/readme.names" | grep -v '^ngx_sockmap_bpf_prog_')
+[ -z "$gone" ] || fail "in README's metric tables, not served: $(echo $gone)"
+ok "README's metric tables name the $(wc -l <"$TMP/served.names") metrics served, no other"
 assert_eq "$(curl -s "127.0.0.1:$port/healthz")" "ok" "/healthz"
 assert_eq "$(curl -s -o /dev/null -w '%{http_code}' "127.0.0.1:$port/nope")" 404 "unknown path is 404"
 agent_stop
