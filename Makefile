@@ -3,7 +3,7 @@
 
 .DELETE_ON_ERROR:
 .PHONY: FORCE all deps test tools demo bench bench-maps compose-bench clean check-tools \
-	vmtest vmtest-quick vmtest-systemd kernels-doc counters-doc man install uninstall deb
+	vmtest vmtest-quick vmtest-systemd kernels-doc counters-doc alerts-doc man install uninstall deb
 
 BUILD    := build
 CLANG    ?= clang-19
@@ -180,6 +180,12 @@ counters-doc: $(BUILD)/counters-doc
 	./scripts/doc-block.py set README.md counters-json <$(BUILD)/counters-json.md
 	./scripts/doc-block.py set README.md counters-metrics <$(BUILD)/counters-metrics.md
 
+# README's table of alerts, from deploy/prometheus/alerts.yml
+# (deploy/prometheus/alerts-doc.py; deploy_rules.sh fails when they drift)
+alerts-doc:
+	./deploy/prometheus/alerts-doc.py >$(BUILD)/alerts.md
+	./scripts/doc-block.py set README.md alerts <$(BUILD)/alerts.md
+
 demo: deps
 	$(MAKE) all tools
 	./scripts/demo.sh
@@ -238,7 +244,7 @@ DOCDIR     ?= $(PREFIX)/share/doc/ngx-sockmap
 SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
 UNITDIR    ?= $(if $(filter /usr,$(PREFIX)),/lib/systemd/system,$(PREFIX)/lib/systemd/system)
 INSTALL    ?= install
-DOCS       := README.md docs/DESIGN.md
+DOCS       := README.md docs/DESIGN.md docs/runbook.md
 EXAMPLES   := $(wildcard nginx-conf/*.conf)
 
 # the unit is written here, not in build/: it depends on SBINDIR and

@@ -8,7 +8,9 @@
 # prometheus-operator overlay is alerts.yml as generated; the Grafana
 # dashboard is well formed (unique panel ids and refIds, every panel on
 # the ${datasource} variable, $job and $instance in every query, no
-# overlapping panels); deploy/metrics-used.txt is current.  No root, no
+# overlapping panels); deploy/metrics-used.txt is current; every alert has
+# a runbook_url whose entry docs/runbook.md has, and README's table of
+# alerts is alerts.yml's (deploy/prometheus/alerts-doc.py --check).  No root, no
 # cluster; the expressions' evaluation on real data is deploy_prometheus.sh.
 . "$(dirname "$0")/../lib/common.sh"
 command -v promtool >/dev/null || skip "promtool missing (Debian package prometheus; make deps)"
@@ -44,6 +46,8 @@ fi
 cmp -s "$TMP/rule.yaml" "$TOP/deploy/kubernetes/overlays/prometheus-operator/prometheusrule.yaml" ||
 	fail "prometheusrule.yaml is stale: run deploy/prometheus/to-prometheusrule.py > deploy/kubernetes/overlays/prometheus-operator/prometheusrule.yaml"
 ok "the PrometheusRule is alerts.yml"
+"$P/alerts-doc.py" --check >"$TMP/o" 2>&1 || fail "alerts.yml, README and docs/runbook.md disagree: $(cat "$TMP/o")"
+ok "every alert has a runbook_url and an entry in docs/runbook.md; README's alert table is alerts.yml's"
 "$TOP/deploy/metrics-used.py" --check || fail "deploy/metrics-used.txt is stale"
 ok "deploy/metrics-used.txt is current ($(grep -vc '^#' "$TOP/deploy/metrics-used.txt") metrics)"
 
