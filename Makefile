@@ -231,8 +231,10 @@ man: $(BUILD)/ngx-sockmap.8
 
 # make install [PREFIX=/usr/local] [DESTDIR=]: the agent in sbin, the
 # systemd unit, ngx-sockmap(8), the options file the unit reads
-# (/etc/default/ngx-sockmap, never overwritten), and the README and
-# nginx-conf examples under share/doc.  systemd reads units from
+# (/etc/default/ngx-sockmap, never overwritten), the README, the runbook
+# and nginx-conf examples under share/doc, and the Grafana dashboard and
+# Prometheus rules (with the example scrape configuration they expect)
+# under share/ngx-sockmap, where a package's data goes.  systemd reads units from
 # /usr/local/lib/systemd/system too; with PREFIX=/usr the unit goes where
 # Debian's systemd packages put theirs (/lib/systemd/system).  `make
 # uninstall` with the same variables removes every file install wrote,
@@ -241,17 +243,21 @@ PREFIX     ?= /usr/local
 SBINDIR    ?= $(PREFIX)/sbin
 MANDIR     ?= $(PREFIX)/share/man
 DOCDIR     ?= $(PREFIX)/share/doc/ngx-sockmap
+DATADIR    ?= $(PREFIX)/share/ngx-sockmap
 SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
 UNITDIR    ?= $(if $(filter /usr,$(PREFIX)),/lib/systemd/system,$(PREFIX)/lib/systemd/system)
 INSTALL    ?= install
 DOCS       := README.md docs/DESIGN.md docs/runbook.md
 EXAMPLES   := $(wildcard nginx-conf/*.conf)
+GRAFANA    := deploy/grafana/ngx-sockmap.json
+PROMETHEUS := deploy/prometheus/alerts.yml deploy/prometheus/prometheus.yml
 
 # the unit is written here, not in build/: it depends on SBINDIR and
 # SYSCONFDIR, which make would not see change
 install: $(BUILD)/ngx-sockmap $(BUILD)/ngx-sockmap.8
 	$(INSTALL) -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(MANDIR)/man8 \
-		$(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(SYSCONFDIR)/default
+		$(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(SYSCONFDIR)/default \
+		$(DESTDIR)$(DATADIR)/grafana $(DESTDIR)$(DATADIR)/prometheus
 	$(INSTALL) -m 0755 $(BUILD)/ngx-sockmap $(DESTDIR)$(SBINDIR)/ngx-sockmap
 	sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|/etc/default/ngx-sockmap|$(SYSCONFDIR)/default/ngx-sockmap|g' \
 		dist/ngx-sockmap.service.in >$(DESTDIR)$(UNITDIR)/ngx-sockmap.service
@@ -259,18 +265,23 @@ install: $(BUILD)/ngx-sockmap $(BUILD)/ngx-sockmap.8
 	$(INSTALL) -m 0644 $(BUILD)/ngx-sockmap.8 $(DESTDIR)$(MANDIR)/man8/ngx-sockmap.8
 	$(INSTALL) -m 0644 $(DOCS) $(DESTDIR)$(DOCDIR)/
 	$(INSTALL) -m 0644 $(EXAMPLES) $(DESTDIR)$(DOCDIR)/examples/
+	$(INSTALL) -m 0644 $(GRAFANA) $(DESTDIR)$(DATADIR)/grafana/
+	$(INSTALL) -m 0644 $(PROMETHEUS) $(DESTDIR)$(DATADIR)/prometheus/
 	[ -e $(DESTDIR)$(SYSCONFDIR)/default/ngx-sockmap ] || \
 		$(INSTALL) -m 0644 dist/ngx-sockmap.default $(DESTDIR)$(SYSCONFDIR)/default/ngx-sockmap
 	@[ -n "$(DESTDIR)" ] || echo "installed; then: systemctl daemon-reload && systemctl enable --now ngx-sockmap"
 
-# Of the directories only share/doc/ngx-sockmap is ours: sbin, man8, the
+# Of the directories only share/doc/ngx-sockmap and share/ngx-sockmap are ours: sbin, man8, the
 # unit directory and /etc/default stay, empty or not, as in a package.
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/ngx-sockmap $(DESTDIR)$(UNITDIR)/ngx-sockmap.service \
 		$(DESTDIR)$(MANDIR)/man8/ngx-sockmap.8
 	rm -f $(addprefix $(DESTDIR)$(DOCDIR)/,$(notdir $(DOCS))) \
 		$(addprefix $(DESTDIR)$(DOCDIR)/examples/,$(notdir $(EXAMPLES)))
-	-rmdir $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR) 2>/dev/null
+	rm -f $(addprefix $(DESTDIR)$(DATADIR)/grafana/,$(notdir $(GRAFANA))) \
+		$(addprefix $(DESTDIR)$(DATADIR)/prometheus/,$(notdir $(PROMETHEUS)))
+	-rmdir $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR) $(DESTDIR)$(DATADIR)/grafana \
+		$(DESTDIR)$(DATADIR)/prometheus $(DESTDIR)$(DATADIR) 2>/dev/null
 	@if cmp -s dist/ngx-sockmap.default $(DESTDIR)$(SYSCONFDIR)/default/ngx-sockmap; then \
 		rm -f $(DESTDIR)$(SYSCONFDIR)/default/ngx-sockmap; \
 	elif [ -e $(DESTDIR)$(SYSCONFDIR)/default/ngx-sockmap ]; then \

@@ -5,7 +5,8 @@
 # file under the same etc), ngx-sockmap(8) (a page man renders without
 # warnings, with a subsection for every command `ngx-sockmap --help`
 # lists), the options file, and README, DESIGN and the nginx-conf examples
-# under share/doc; a second install keeps a changed options file; `make
+# under share/doc, the Grafana dashboard and the Prometheus rules under
+# share/ngx-sockmap; a second install keeps a changed options file; `make
 # uninstall` with the same variables leaves no file and no directory of
 # ours behind (a changed options file is kept, and said so); for PREFIX=/usr
 # and for the default /usr/local.
@@ -20,12 +21,15 @@ check() {
 		fail "make install PREFIX=$prefix: $(tail -5 "$TMP/install.log")"
 	for f in "$sbin/ngx-sockmap" "$unitdir/ngx-sockmap.service" "$man/man8/ngx-sockmap.8" \
 		 "$etc/default/ngx-sockmap" "$doc/README.md" "$doc/DESIGN.md" \
-		 "$doc/examples/proxy.conf" "$doc/examples/upstream.conf"; do
+		 "$doc/examples/proxy.conf" "$doc/examples/upstream.conf" "$doc/runbook.md" \
+		 "$prefix/share/ngx-sockmap/grafana/ngx-sockmap.json" \
+		 "$prefix/share/ngx-sockmap/prometheus/alerts.yml" \
+		 "$prefix/share/ngx-sockmap/prometheus/prometheus.yml"; do
 		[ -s "$D$f" ] || fail "PREFIX=$prefix: $f not installed"
 	done
 	[ -x "$D$sbin/ngx-sockmap" ] || fail "PREFIX=$prefix: $sbin/ngx-sockmap is not executable"
 	"$D$sbin/ngx-sockmap" --version | grep -q '^ngx-sockmap ' || fail "the installed agent does not run"
-	ok "PREFIX=$prefix: agent, unit, man page, options file, docs and examples installed"
+	ok "PREFIX=$prefix: agent, unit, man page, options file, docs, examples, dashboard and rules installed"
 	grep -qx "ExecStart=$sbin/ngx-sockmap run \$NGX_SOCKMAP_OPTS" "$D$unitdir/ngx-sockmap.service" ||
 		fail "PREFIX=$prefix: ExecStart does not name $sbin: $(grep ExecStart "$D$unitdir/ngx-sockmap.service")"
 	grep -qx "EnvironmentFile=-$etc/default/ngx-sockmap" "$D$unitdir/ngx-sockmap.service" ||
