@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-# ngx-sockmap: `make deps` once, then `make`, `sudo make test`, `sudo make demo`.
+# ngx-sockmap: `make build-deps` once (build only: debian/control's
+# Build-Depends), then `make`, `sudo make install` or `make deb`; `make
+# deps` adds the lab `sudo make test` and `sudo make demo` run.
 
 .DELETE_ON_ERROR:
-.PHONY: FORCE all deps test tools demo bench bench-maps compose-bench clean check-tools \
+.PHONY: FORCE all deps build-deps test tools demo bench bench-maps compose-bench clean check-tools \
 	vmtest vmtest-quick vmtest-systemd kernels-doc counters-doc alerts-doc man install uninstall deb
 
 BUILD    := build
@@ -130,6 +132,10 @@ tools: $(TOOLS) $(UNITS) $(PROGS) $(BUILD)/counters-doc
 
 deps:
 	./scripts/deps.sh
+
+# what make, make install and make deb need, nothing the tests run
+build-deps:
+	./scripts/deps.sh --build
 
 test: all tools
 	./tests/run

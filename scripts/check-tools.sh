@@ -1,10 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-# Fail with one line per missing build dependency; `make deps` installs them.
+# Fail with one line per missing build dependency; `make build-deps` installs them.
 missing=0
 need() { # need TEST PACKAGE WHAT
 	if ! eval "$1" >/dev/null 2>&1; then
-		echo "missing $3: install package '$2' (or run: sudo make deps)" >&2
+		echo "missing $3: install package '$2' (or run: sudo make build-deps)" >&2
 		missing=1
 	fi
 }

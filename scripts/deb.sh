@@ -19,7 +19,7 @@ for t in dpkg-buildpackage dh dpkg-checkbuilddeps; do
 		exit 1
 	}
 done
-dpkg-checkbuilddeps || { echo "make deb: build dependencies missing (above; sudo make deps installs them)" >&2; exit 1; }
+dpkg-checkbuilddeps || { echo "make deb: build dependencies missing (above; sudo make build-deps installs them)" >&2; exit 1; }
 
 out=${DEB_OUT:-build/deb}
 rm -rf "$out"
