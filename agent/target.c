@@ -101,25 +101,41 @@ int cg2_resolve(const char *mnt, const char *path, struct cg_target *t,
 	return 0;
 }
 
+/* Whole lines, however long (getline): a fixed buffer would cut a long
+ * line, and read its rest as a line of its own.  A cgroup v1 line's path
+ * can be any length, and chosen by whoever may make cgroups there (a
+ * container's user): its rest could start with "0::". */
+int proc_cgroup_read(FILE *f, char *out, size_t len)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	int ret = -ENOENT;
+
+	while ((n = getline(&line, &cap, f)) >= 0) {
+		if (n < 3 || strncmp(line, "0::", 3))
+			continue;
+		line[strcspn(line, "\n")] = 0;
+		ret = snprintf(out, len, "%s", line + 3) < (int)len ? 0 : -ENAMETOOLONG;
+		break;
+	}
+	free(line);
+	return ret;
+}
+
 /* The "0::" path of pid (cgroup v2, cgroup-v2.rst "Processes"; see
  * cg2_mount), relative to the reader's cgroup namespace root. */
 static int proc_cgroup(int pid, char *out, size_t len)
 {
-	char file[64], line[PATH_MAX + 16];
-	int ret = -ENOENT;
+	char file[64];
+	int ret;
 	FILE *f;
 
 	snprintf(file, sizeof(file), "/proc/%d/cgroup", pid);
 	f = fopen(file, "re");
 	if (!f)
 		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, "0::", 3))
-			continue;
-		line[strcspn(line, "\n")] = 0;
-		ret = snprintf(out, len, "%s", line + 3) < (int)len ? 0 : -ENAMETOOLONG;
-		break;
-	}
+	ret = proc_cgroup_read(f, out, len);
 	fclose(f);
 	return ret;
 }
@@ -223,9 +239,27 @@ static int pid_file_trusted(FILE *f, const char *file, char *err, size_t errlen)
 	return -EPERM;
 }
 
+/* The first line whole (getline), so that a long one is refused, not read
+ * as its first bytes, and all of it: a NUL inside is not the end of it. */
+int pid_file_parse(FILE *f, char *line, size_t len)
+{
+	char *buf = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	int pid;
+
+	n = getline(&buf, &cap, f);
+	if (n > 0 && buf[n - 1] == '\n')
+		buf[--n] = 0;
+	pid = n > 0 && strlen(buf) == (size_t)n ? parse_pid(buf) : -1;
+	snprintf(line, len, "%s", n > 0 ? buf : "");
+	free(buf);
+	return pid;
+}
+
 int read_pid_file(const char *file, int *pid, char *err, size_t errlen)
 {
-	char buf[32] = "";
+	char buf[32];
 	FILE *f = fopen(file, "re");
 	int ret;
 
@@ -238,11 +272,8 @@ int read_pid_file(const char *file, int *pid, char *err, size_t errlen)
 		fclose(f);
 		return ret;
 	}
-	if (!fgets(buf, sizeof(buf), f))
-		buf[0] = 0;
+	*pid = pid_file_parse(f, buf, sizeof(buf));
 	fclose(f);
-	buf[strcspn(buf, "\n")] = 0;
-	*pid = parse_pid(buf);
 	if (*pid < 0) {
 		snprintf(err, errlen, "pid file %s: '%s' is not a pid", file, buf);
 		return -EINVAL;

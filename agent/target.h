@@ -4,6 +4,7 @@
 #define NGX_SOCKMAP_TARGET_H
 
 #include <limits.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -44,6 +45,14 @@ void cg2_join_host_ns(void);
 int cg2_of_pid(const char *mnt, int pid, struct cg_target *t, char *err, size_t errlen);
 /* First line of FILE as a pid. */
 int read_pid_file(const char *file, int *pid, char *err, size_t errlen);
+
+/* The parsers under those two, on an open file (the fuzz target gives
+ * them any bytes).  pid_file_parse: the pid on the file's first line, or
+ * -1; line[len] gets that line for the message.  proc_cgroup_read: the
+ * path of a /proc/PID/cgroup's "0::" line into out: 0, -ENOENT without
+ * one, -ENAMETOOLONG. */
+int pid_file_parse(FILE *f, char *line, size_t len);
+int proc_cgroup_read(FILE *f, char *out, size_t len);
 
 /* The pid file `run` reads when it is given no target. */
 #define DEFAULT_PID_FILE "/run/nginx.pid"
