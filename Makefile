@@ -4,7 +4,7 @@
 # deps` adds the lab `sudo make test` and `sudo make demo` run.
 
 .DELETE_ON_ERROR:
-.PHONY: FORCE all deps build-deps test tools demo bench bench-maps compose-bench clean check-tools \
+.PHONY: FORCE all deps build-deps test tools fuzz fuzzers demo bench bench-maps compose-bench clean check-tools \
 	vmtest vmtest-quick vmtest-systemd kernels-doc counters-doc alerts-doc man install uninstall deb
 
 BUILD    := build
@@ -128,7 +128,43 @@ $(BUILD)/counters-doc: scripts/counters_doc.c agent/*.h bpf/*.h $(AGENT_OBJS)
 	@echo "  CC      $@"
 	$(Q)$(CC) $(CFLAGS) $< $(filter-out $(BUILD)/agent/main.o,$(AGENT_OBJS)) -o $@ $(LDLIBS)
 
-tools: $(TOOLS) $(UNITS) $(PROGS) $(BUILD)/counters-doc
+tools: $(TOOLS) $(UNITS) $(PROGS) $(BUILD)/counters-doc $(FUZZERS)
+
+# libFuzzer targets (tests/fuzz/fuzz_*.c), one per parser of outside
+# input.  The parser's own source files (FUZZ_SRC_<target>, the rest of
+# the agent's objects as built) are compiled with clang's coverage and
+# ASan/UBSan; `make fuzz SECS=N` runs each target for N seconds
+# (tests/fuzz/run), tests/run runs each for a few.
+FUZZ_FLAGS := -std=gnu11 -g -O1 -Wall -Wextra -Werror -I$(BUILD) -Ibpf -Iagent \
+	      -DNGX_SOCKMAP_VERSION='"$(VERSION)"' \
+	      -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZERS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_SRC_fuzz_diag_parse := agent/diag_parse.c
+FUZZ_SRC_fuzz_options    := agent/options.c
+FUZZ_SRC_fuzz_procfs     := agent/target.c
+FUZZ_SRC_fuzz_k8s        := agent/k8s.c
+FUZZ_SRC_fuzz_ring       := agent/ring_reader.c
+FUZZ_SRC_fuzz_iter       := agent/sockiter.c
+FUZZ_SRC_fuzz_metrics    := agent/metrics.c
+FUZZ_SRC_fuzz_notify     := agent/notify.c
+.SECONDEXPANSION:
+$(BUILD)/fuzz/%: tests/fuzz/%.c $$(FUZZ_SRC_$$*) agent/*.h bpf/*.h $(AGENT_OBJS)
+	$(Q)mkdir -p $(dir $@)
+	@echo "  FUZZ    $@"
+	$(Q)$(CLANG) $(FUZZ_FLAGS) $< $(FUZZ_SRC_$*) \
+		$(filter-out $(BUILD)/agent/main.o $(patsubst agent/%.c,$(BUILD)/agent/%.o,$(FUZZ_SRC_$*)),$(AGENT_OBJS)) \
+		-o $@ $(LDLIBS)
+
+fuzzers: $(FUZZERS)
+
+# make fuzz [SECS=N]: each target N seconds (default 60), one after the
+# other, from its seed corpus (tests/fuzz/corpus/TARGET) and what earlier
+# runs found (build/fuzz/corpus/TARGET); prints each target's executions.
+SECS ?= 60
+fuzz: $(FUZZERS)
+	./tests/fuzz/run --secs $(SECS)
+
+
 
 deps:
 	./scripts/deps.sh

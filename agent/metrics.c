@@ -230,6 +230,15 @@ static enum MHD_Result respond(struct MHD_Connection *c, unsigned int code, cons
 	return ret;
 }
 
+enum metrics_page metrics_route(const char *method, const char *url)
+{
+	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+		return MP_NOT_ALLOWED;
+	if (!strcmp(url, "/healthz"))
+		return MP_HEALTHZ;
+	return strcmp(url, "/metrics") ? MP_NOT_FOUND : MP_METRICS;
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
 			      const char *method, const char *version, const char *upload,
 			      size_t *upload_len, void **req)
@@ -243,14 +252,18 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	(void)upload;
 	(void)upload_len;
 	(void)req;
-	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+	switch (metrics_route(method, url)) {
+	case MP_NOT_ALLOWED:
 		return respond(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain",
 			       strdup("GET only\n"), 9);
-	if (!strcmp(url, "/healthz"))
+	case MP_HEALTHZ:
 		return respond(c, MHD_HTTP_OK, "text/plain", strdup("ok\n"), 3);
-	if (strcmp(url, "/metrics"))
+	case MP_NOT_FOUND:
 		return respond(c, MHD_HTTP_NOT_FOUND, "text/plain",
 			       strdup("not found: try /metrics or /healthz\n"), 36);
+	case MP_METRICS:
+		break;
+	}
 	out = open_memstream(&body, &len);
 	if (!out)
 		return MHD_NO;

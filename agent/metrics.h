@@ -44,4 +44,10 @@ void metrics_stop(struct metrics_server *m);
 /* The exposition text itself (also used by tests through the endpoint). */
 void metrics_render(FILE *out, const struct metrics_src *src);
 
+/* What a request gets, from its method and URL (the path as
+ * libmicrohttpd hands it to the handler).  Pure: the fuzz target feeds
+ * it any bytes. */
+enum metrics_page { MP_METRICS, MP_HEALTHZ, MP_NOT_FOUND, MP_NOT_ALLOWED };
+enum metrics_page metrics_route(const char *method, const char *url);
+
 #endif

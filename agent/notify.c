@@ -22,25 +22,36 @@
 
 #include "notify.h"
 
+int notify_addr(const char *env, struct sockaddr_un *sa, socklen_t *alen)
+{
+	size_t n = strlen(env);
+
+	memset(sa, 0, sizeof(*sa));
+	sa->sun_family = AF_UNIX;
+	if ((env[0] != '/' && env[0] != '@') || n < 2 || n >= sizeof(sa->sun_path))
+		return -EAFNOSUPPORT;
+	memcpy(sa->sun_path, env, n);
+	/* "@name": abstract, the leading NUL counts in the address length */
+	if (env[0] == '@')
+		sa->sun_path[0] = '\0';
+	*alen = offsetof(struct sockaddr_un, sun_path) + n + (env[0] == '/');
+	return 0;
+}
+
 int notify_service_manager(const char *msg)
 {
 	const char *env = getenv("NOTIFY_SOCKET");
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	size_t n, mlen = strlen(msg);
+	struct sockaddr_un sa;
+	size_t mlen = strlen(msg);
 	socklen_t alen;
 	ssize_t sent;
 	int fd, err;
 
 	if (!env || !*env)
 		return 0;
-	n = strlen(env);
-	if ((env[0] != '/' && env[0] != '@') || n < 2 || n >= sizeof(sa.sun_path))
-		return -EAFNOSUPPORT;
-	memcpy(sa.sun_path, env, n);
-	/* "@name": abstract, the leading NUL counts in the address length */
-	if (env[0] == '@')
-		sa.sun_path[0] = '\0';
-	alen = offsetof(struct sockaddr_un, sun_path) + n + (env[0] == '/');
+	err = notify_addr(env, &sa, &alen);
+	if (err)
+		return err;
 	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;

@@ -102,20 +102,17 @@ void sockiter_undoom_all(struct sockiter *it)
 		bpf_map_delete_elem(fd, &key);
 }
 
-/* Run one iterator and read its output as records of size bytes into
- * out (up to max; the rest is read and passed to more, if set). */
-static int read_records(struct bpf_link *link, void *out, size_t size, int max,
-			void (*more)(const void *rec, void *ctx), void *ctx)
+int iter_read_records(int fd, void *out, size_t size, int max,
+		      void (*more)(const void *rec, void *ctx), void *ctx)
 {
 	char rec[sizeof(struct reset_record) > sizeof(struct unread_record)
 		 ? sizeof(struct reset_record) : sizeof(struct unread_record)];
 	size_t have = 0;
-	int fd, n = 0;
+	int n = 0;
 	ssize_t got;
 
-	fd = bpf_iter_create(bpf_link__fd(link));
-	if (fd < 0)
-		return -errno;
+	if (size > sizeof(rec) || !size)
+		return -EINVAL;
 	/* read() returns what fits of the seq buffer; the rest of a record
 	 * comes with the next read (kernel/bpf/bpf_iter.c, bpf_seq_read) */
 	for (;;) {
@@ -134,10 +131,24 @@ static int read_records(struct bpf_link *link, void *out, size_t size, int max,
 		n++;
 		have = 0;
 	}
-	close(fd);
 	if (got < 0)
 		return -errno;
 	return n < max ? n : max;
+}
+
+/* Run one iterator and read its output as records of size bytes into
+ * out (up to max; the rest is read and passed to more, if set). */
+static int read_records(struct bpf_link *link, void *out, size_t size, int max,
+			void (*more)(const void *rec, void *ctx), void *ctx)
+{
+	int fd, ret;
+
+	fd = bpf_iter_create(bpf_link__fd(link));
+	if (fd < 0)
+		return -errno;
+	ret = iter_read_records(fd, out, size, max, more, ctx);
+	close(fd);
+	return ret;
 }
 
 int sockiter_reset(struct sockiter *it, struct reset_record *out, int max)

@@ -59,4 +59,12 @@ int sockiter_scan(struct sockiter *it, struct unread_record *out, int max, __u64
 		  __u64 *largest);
 int sockiter_progs(const struct sockiter *it, struct prog_ref *out, int max);
 
+/* An iterator's output, read from fd (bpf_iter_create) as records of size
+ * bytes (at most the larger of the two records) into out, up to max; the
+ * rest is passed to more, if set.  A partial record at the end is
+ * dropped.  How many went into out, or -errno.  The fuzz target reads it
+ * from a socket. */
+int iter_read_records(int fd, void *out, size_t size, int max,
+		      void (*more)(const void *rec, void *ctx), void *ctx);
+
 #endif

@@ -33,7 +33,9 @@ if [ $build_only = 1 ]; then
 	PKGS="$(build_depends | grep -vx -e libbpf-dev -e bpftool) dpkg-dev make gcc"
 	BACKPORTS_PKGS="libbpf-dev bpftool"
 else
-	PKGS="clang-19 llvm-19 libelf-dev zlib1g-dev libjson-c-dev libmicrohttpd-dev libcurl4-openssl-dev liburing-dev pkg-config make gcc
+	# libclang-rt-19-dev: libFuzzer and clang's sanitizer runtimes (make
+	# fuzz, tests/fuzz/)
+	PKGS="clang-19 llvm-19 libclang-rt-19-dev libelf-dev zlib1g-dev libjson-c-dev libmicrohttpd-dev libcurl4-openssl-dev liburing-dev pkg-config make gcc
       nginx wrk curl iproute2 python3 procps util-linux kmod prometheus
       systemd man-db tcpdump"
 	BACKPORTS_PKGS="libbpf-dev bpftool linux-libc-dev"
