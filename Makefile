@@ -4,7 +4,7 @@
 # deps` adds the lab `sudo make test` and `sudo make demo` run.
 
 .DELETE_ON_ERROR:
-.PHONY: FORCE all deps build-deps test tools fuzz fuzzers demo bench bench-maps compose-bench clean check-tools \
+.PHONY: FORCE all deps build-deps test tools fuzz fuzzers units demo bench bench-maps compose-bench clean check-tools \
 	vmtest vmtest-quick vmtest-systemd kernels-doc counters-doc alerts-doc man install uninstall deb
 
 BUILD    := build
@@ -27,6 +27,17 @@ endif
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	      -I$(BUILD) -Ibpf
 CFLAGS     ?= -O2 -g
+# make SANITIZE=address,undefined: the agent, the tools, the units and the
+# test programs built with those sanitizers (-fsanitize=...), a run that
+# trips one stops there (no recovery).  The flags are recorded in
+# $(BUILD)/cflags: changing them rebuilds every object, so a sanitized and
+# a plain object never end up in one binary.
+SANITIZE   ?=
+ifneq ($(SANITIZE),)
+SAN_FLAGS  := -fsanitize=$(SANITIZE) -fno-sanitize-recover=all -fno-omit-frame-pointer
+CFLAGS     += $(SAN_FLAGS)
+LDFLAGS    += $(SAN_FLAGS)
+endif
 CFLAGS     += -std=gnu11 -Wall -Wextra -Werror -I$(BUILD) -Ibpf -Iagent \
 
 LDLIBS     := -lbpf -lelf -lz -ljson-c -lmicrohttpd -lcurl
@@ -69,7 +80,12 @@ $(BUILD)/version.h: FORCE | $(BUILD)
 	$(Q)cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
 $(BUILD)/agent/main.o $(BUILD)/agent/metrics.o: $(BUILD)/version.h
 
-$(BUILD)/agent/%.o: agent/%.c agent/*.h bpf/*.h $(SKELS) | $(BUILD)/agent
+# The compiler and flags the objects were built with: rewritten (and so
+# newer than every object) only when they change.
+$(BUILD)/cflags: FORCE | $(BUILD)
+	$(Q)echo '$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS)' >$@.tmp
+	$(Q)cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+$(BUILD)/agent/%.o: agent/%.c agent/*.h bpf/*.h $(SKELS) $(BUILD)/cflags | $(BUILD)/agent
 	@echo "  CC      $@"
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
@@ -86,26 +102,26 @@ $(BUILD) $(BUILD)/agent:
 TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(wildcard tests/tools/*.c))
 # splicekit --io-uring and uringkit: liburing (scripts/deps.sh)
 $(BUILD)/tools/splicekit $(BUILD)/tools/uringkit: TOOL_LIBS = -luring
-$(BUILD)/tools/%: tests/tools/%.c tests/tools/toolkit.h
+$(BUILD)/tools/%: tests/tools/%.c tests/tools/toolkit.h $(BUILD)/cflags
 	$(Q)mkdir -p $(dir $@)
 	@echo "  CC      $@"
-	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror $< -o $@ -lpthread $(TOOL_LIBS)
+	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror $(SAN_FLAGS) $< -o $@ -lpthread $(TOOL_LIBS)
 
 UNITS := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(wildcard tests/unit/*.c))
 $(BUILD)/unit/%: tests/unit/%.c tests/unit/check.h bpf/*.h agent/*.h $(AGENT_OBJS)
 	$(Q)mkdir -p $(dir $@)
 	@echo "  CC      $@"
-	$(Q)$(CC) $(CFLAGS) $< $(filter-out $(BUILD)/agent/main.o,$(AGENT_OBJS)) -o $@ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(filter-out $(BUILD)/agent/main.o,$(AGENT_OBJS)) -o $@ $(LDLIBS)
 
 # The sock_diag reply parser reads bytes that any user who owns a network
 # namespace can shape: its harness (with a fuzz loop) is built from
 # agent/diag_parse.c alone, under ASan and UBSan, and runs with the units.
-SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+DIAG_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 $(BUILD)/unit/test_diag_parse: tests/unit/test_diag_parse.c agent/diag_parse.c agent/diag_parse.h \
 			      tests/unit/check.h
 	$(Q)mkdir -p $(dir $@)
 	@echo "  CC      $@ (ASan, UBSan)"
-	$(Q)$(CC) -std=gnu11 -O1 -g -Wall -Wextra -Werror -Iagent $(SANITIZE) \
+	$(Q)$(CC) -std=gnu11 -O1 -g -Wall -Wextra -Werror -Iagent $(DIAG_SAN) \
 		tests/unit/test_diag_parse.c agent/diag_parse.c -o $@
 
 # BPF objects of the tests alone (tests/bpf: the matrix's host policies).
@@ -157,13 +173,15 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $$(FUZZ_SRC_$$*) agent/*.h bpf/*.h $(AGENT_OBJS)
 
 fuzzers: $(FUZZERS)
 
+# the unit tests alone (.ci/run builds them with SANITIZE)
+units: $(UNITS)
+
 # make fuzz [SECS=N]: each target N seconds (default 60), one after the
 # other, from its seed corpus (tests/fuzz/corpus/TARGET) and what earlier
 # runs found (build/fuzz/corpus/TARGET); prints each target's executions.
 SECS ?= 60
 fuzz: $(FUZZERS)
 	./tests/fuzz/run --secs $(SECS)
-
 
 
 deps:
