@@ -81,9 +81,10 @@ $(BUILD)/version.h: FORCE | $(BUILD)
 $(BUILD)/agent/main.o $(BUILD)/agent/metrics.o: $(BUILD)/version.h
 
 # The compiler and flags the objects were built with: rewritten (and so
-# newer than every object) only when they change.
+# newer than every object) only when they change.  Not the version: a new
+# commit alone rebuilds nothing, as before.
 $(BUILD)/cflags: FORCE | $(BUILD)
-	$(Q)echo '$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS)' >$@.tmp
+	$(Q)echo '$(CC) $(CPPFLAGS) $(filter-out -DNGX_SOCKMAP_VERSION=%,$(CFLAGS)) $(LDFLAGS)' >$@.tmp
 	$(Q)cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
 $(BUILD)/agent/%.o: agent/%.c agent/*.h bpf/*.h $(SKELS) $(BUILD)/cflags | $(BUILD)/agent
 	@echo "  CC      $@"
@@ -144,6 +145,8 @@ $(BUILD)/counters-doc: scripts/counters_doc.c agent/*.h bpf/*.h $(AGENT_OBJS)
 	@echo "  CC      $@"
 	$(Q)$(CC) $(CFLAGS) $< $(filter-out $(BUILD)/agent/main.o,$(AGENT_OBJS)) -o $@ $(LDLIBS)
 
+# the fuzz targets (tests/fuzz, their rule below)
+FUZZERS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 tools: $(TOOLS) $(UNITS) $(PROGS) $(BUILD)/counters-doc $(FUZZERS)
 
 # libFuzzer targets (tests/fuzz/fuzz_*.c), one per parser of outside
@@ -154,7 +157,6 @@ tools: $(TOOLS) $(UNITS) $(PROGS) $(BUILD)/counters-doc $(FUZZERS)
 FUZZ_FLAGS := -std=gnu11 -g -O1 -Wall -Wextra -Werror -I$(BUILD) -Ibpf -Iagent \
 	      -DNGX_SOCKMAP_VERSION='"$(VERSION)"' \
 	      -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-FUZZERS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_SRC_fuzz_diag_parse := agent/diag_parse.c
 FUZZ_SRC_fuzz_options    := agent/options.c
 FUZZ_SRC_fuzz_procfs     := agent/target.c
