@@ -14,10 +14,17 @@
 #   report.py pooled PROFILE MODE REF OUT...
 #                                      MODE/REF req/s per round, pooled over
 #                                      several reports (results.json)
+#   report.py compare OUT              bench/compare's table (from
+#                                      results.json): OUT/compare.md and
+#                                      OUT/compare.json, the table printed
 import json, os, re, statistics, sys
 
 UNITS = {"us": 1e-3, "ms": 1.0, "s": 1e3, "m": 60e3, "h": 3600e3}
 ROLES = ("client", "proxy", "upstream", "agent")
+
+def agent_mode(m):
+    """Does mode m run an agent?  accel:LABEL is bench/run --agents'."""
+    return m in ("accel", "telemetry") or m.startswith("accel:")
 
 def ms(s):
     m = re.match(r"([\d.]+)(us|ms|s|m|h)$", s.strip())
@@ -386,7 +393,7 @@ def load_runs(out):
                 flags.append("check before the block failed: %s" % check)
             # local profiles: both ends tracked, so an agent that redirected
             # nothing did not work (the remote ones can't be accelerated)
-            if (mode in ("accel", "telemetry") and delta is not None and not prof.startswith("remote_")
+            if (agent_mode(mode) and delta is not None and not prof.startswith("remote_")
                     and r["requests"] and not delta.get("redirected_msgs")):
                 flags.append("the agent redirected nothing (tracked sockets: %s)" % delta.get("sockets_total"))
             if mode == "telemetry" and delta is not None:
@@ -398,7 +405,8 @@ def load_runs(out):
             run = dict(round=int(rnd), mode=mode, profile=prof, wrk_output=raw,
                        wrk_exit=int(wrk_rc), body_check=check, seconds=float(secs),
                        flags=flags, agent_counters=delta, cpu=cpu,
-                       cpu_us_per_req=(cpu or {}).get("us_per_req"), **r)
+                       cpu_us_per_req=(cpu or {}).get("us_per_req"),
+                       agent_us_per_req=(cpu or {}).get("agent_us_per_req"), **r)
             prof_data = load_profile(os.path.join(out, raw[:-len(".txt")]))
             if prof_data:
                 run["profile_data"] = prof_data
@@ -529,7 +537,7 @@ def cmd_report(out, meta_path):
                 fmt_ms(s["median_p99_ms"]))
             if has_cpu:
                 row += " %s | %s | %s |" % (fmt_us(s.get("median_cpu_us_per_req")),
-                                            fmt_us(s.get("median_agent_us_per_req")) if m in ("accel", "telemetry") else "",
+                                            fmt_us(s.get("median_agent_us_per_req")) if agent_mode(m) else "",
                                             fmt_us(s.get("median_host_us_per_req")))
             row += " %d | %d |" % (s["sock_errors"], s["non2xx"])
             if has_agent:
@@ -619,9 +627,15 @@ def cmd_report(out, meta_path):
             md.append("- round %d, %s, %s: %s (`%s`)" % (r["round"], r["profile"], r["mode"],
                                                        "; ".join(r["flags"]), r["wrk_output"]))
         md.append("")
+    cmp = compare_agents(meta, summary, runs, profiles)
+    if cmp:
+        md.append("## Agents compared")
+        md.append("")
+        md.extend(compare_md(cmp))
     pmd = profile_md(runs, profiles, modes_of)
+    phead = "## Profile (--perf)" if meta.get("perf") else "## BPF run time (--bpf-stats)"
     if pmd:
-        md.append("## Profile (--perf)")
+        md.append(phead)
         md.append("")
         md.append("Profiled runs are slower than unprofiled ones (sampling, BPF run-time "
                   "statistics): compare them with each other.")
@@ -657,12 +671,145 @@ def cmd_report(out, meta_path):
     with open(os.path.join(out, "results.md"), "w") as f:
         f.write("\n".join(md) + "\n")
     with open(os.path.join(out, "results.json"), "w") as f:
-        json.dump(dict(meta=meta, summary=summary, runs=runs), f, indent=2)
+        json.dump(dict(meta=meta, summary=summary, runs=runs, compare=cmp), f, indent=2)
         f.write("\n")
 
     # terminal: everything above the profile section and the per-round table
-    end = md.index("## Profile (--perf)") if pmd else md.index("## Per round")
+    end = md.index(phead) if pmd else md.index("## Per round")
     print("\n".join(md[:end]).rstrip())
+
+# ---------------------------------------------------------------- compare --
+# bench/run --agents (bench/compare): builds side by side.  Every ratio
+# between builds is paired within a round, as the ratios to baseline are:
+# the median over rounds of accel:B/accel:A of the same round.
+def bpf_per_request(rs):
+    """BPF run time of a mode's runs by program: medians over rounds of
+    ns per run, runs per request and ns per request; "all": the sum."""
+    rs = [r for r in rs if r.get("profile_data") and r["requests"] and not r["flags"]]
+    names = sorted({n for r in rs for n in r["profile_data"]["bpf"]})
+    out = {}
+    for n in names:
+        per = [(r["profile_data"]["bpf"].get(n), r["requests"]) for r in rs]
+        per = [(b, q) for b, q in per if b and b.get("run_cnt")]
+        if per:
+            out[n] = {"ns_per_run": med(b["run_time_ns"] / b["run_cnt"] for b, q in per),
+                      "runs_per_request": med(b["run_cnt"] / q for b, q in per),
+                      "ns_per_request": med(b["run_time_ns"] / q for b, q in per)}
+    tot = [sum(b["run_time_ns"] for b in r["profile_data"]["bpf"].values()) / r["requests"] for r in rs
+           if r["profile_data"]["bpf"]]
+    if tot:
+        out["all"] = {"ns_per_request": med(tot)}
+    return out
+
+def compare_agents(meta, summary, runs, profiles):
+    """Per profile and agent: paired ratios to baseline, the agent's CPU,
+    BPF run time; and each agent against the first (the reference)."""
+    agents = meta.get("agents") or []
+    if not agents:
+        return None
+    ref = agents[0]["label"]
+    cmp = {"agents": agents, "reference": ref, "rounds": meta["rounds"],
+           "duration": meta["duration"], "bpf_stats": meta.get("bpf_stats", False), "profiles": {}}
+    for prof in profiles:
+        pc = {"agents": {}, "vs_reference": {}}
+        for a in agents:
+            m = "accel:" + a["label"]
+            if m not in summary[prof]:
+                continue
+            s, rt = summary[prof][m], summary[prof]["ratios"].get(m, {})
+            pc["agents"][a["label"]] = {
+                "median_rps": s["median_rps"], "median_cpu_us_per_req": s.get("median_cpu_us_per_req"),
+                "agent_us_per_req": s.get("median_agent_us_per_req"),
+                "rps_vs_baseline_paired": rt.get("rps_paired"),
+                "cpu_per_req_vs_baseline_paired": rt.get("cpu_per_req_paired"),
+                "p99_vs_baseline_paired": rt.get("p99_paired"),
+                "flagged_rounds": s["flagged_rounds"],
+                "bpf": bpf_per_request([r for r in runs if r["profile"] == prof and r["mode"] == m])}
+            if a["label"] != ref and ("accel:" + ref) in summary[prof]:
+                pc["vs_reference"][a["label"]] = {
+                    k: paired(runs, prof, m, "accel:" + ref, k) for k in
+                    ("rps", "cpu_us_per_req", "agent_us_per_req", "p99_ms")}
+        cmp["profiles"][prof] = pc
+    return cmp
+
+def compare_md(cmp):
+    """The table of bench/compare: one per profile, a column per agent and
+    one per agent against the reference."""
+    ref = cmp["reference"]
+    labels = [a["label"] for a in cmp["agents"]]
+    md = ["- %s%s: %s" % (a["label"], " = %s" % a["revision"] if a.get("revision") else "", a["version"])
+          for a in cmp["agents"]]
+    md.append("")
+    for prof, pc in cmp["profiles"].items():
+        have = [l for l in labels if l in pc["agents"]]
+        others = [l for l in have if l != ref and l in pc["vs_reference"]]
+        if not have:
+            continue
+        ag = pc["agents"]
+        md.append("| %s | %s |%s" % (prof, " | ".join(have), "".join(" %s/%s |" % (o, ref) for o in others)))
+        md.append("|---|" + "---:|" * (len(have) + len(others)))
+
+        def row(name, cell, between):
+            md.append("| %s | %s |%s" % (name, " | ".join(cell(ag[l]) for l in have),
+                                         "".join(" %s |" % between(o) for o in others)))
+
+        def paired_of(key):
+            return lambda o: fmt_ratio(pc["vs_reference"][o].get(key))
+
+        def bpf_of(n, key):
+            return lambda a: ("-" if a["bpf"].get(n, {}).get(key) is None else "%.0f" % a["bpf"][n][key])
+
+        def bpf_ratio(n):  # of the medians: per-program figures are steady
+            return lambda o: fmt_ratio(ratio(ag[o]["bpf"].get(n, {}).get("ns_per_request"),
+                                             ag[ref]["bpf"].get(n, {}).get("ns_per_request")))
+        row("req/s / baseline (paired)", lambda a: fmt_ratio(a["rps_vs_baseline_paired"]), paired_of("rps"))
+        row("CPU/req / baseline (paired)", lambda a: fmt_ratio(a["cpu_per_req_vs_baseline_paired"]),
+            paired_of("cpu_us_per_req"))
+        row("p99 / baseline (paired)", lambda a: fmt_ratio(a["p99_vs_baseline_paired"]), paired_of("p99_ms"))
+        row("req/s", lambda a: fmt_rps(a["median_rps"]), lambda o: "")
+        row("CPU/req", lambda a: fmt_us(a["median_cpu_us_per_req"]), lambda o: "")
+        row("agent CPU/req", lambda a: fmt_us(a["agent_us_per_req"]), paired_of("agent_us_per_req"))
+        progs = sorted({n for l in have for n in ag[l]["bpf"] if n != "all"})
+        if progs:
+            row("BPF ns/req, all programs", bpf_of("all", "ns_per_request"), bpf_ratio("all"))
+            for n in progs:
+                row("`%s` ns/req" % n, bpf_of(n, "ns_per_request"), bpf_ratio(n))
+                row("`%s` ns/run, runs/req" % n, lambda a, n=n: "-" if n not in a["bpf"] else "%.0f, %.2f" % (
+                    a["bpf"][n]["ns_per_run"], a["bpf"][n]["runs_per_request"]), lambda o: "")
+        md.append("")
+    others = [l for l in labels if l != ref]
+    md.append("Medians over rounds. Paired: the median over rounds of the ratio within a round (the runs "
+              "of a round are close in time, so a slow spell of a shared machine slows all of them); "
+              "%s/%s: against %s, paired likewise (BPF rows: the ratio of the medians), so req/s over 1, "
+              "CPU/req and p99 under 1 mean %s is faster. agent CPU/req: the agent process alone. BPF: "
+              "run time of the agent's programs (sock_ops, sk_msg, the guard's hooks; "
+              "kernel.bpf_stats_enabled), all runs' time over the requests, whichever task they ran in."
+              % ("/".join(others) or "B", ref, ref, "/".join(others) or "B"))
+    if not cmp.get("bpf_stats"):
+        md.append("No BPF run time: bench/run ran without --bpf-stats.")
+    return md
+
+def cmd_compare(out):
+    res = load_json(os.path.join(out, "results.json"))
+    cmp = res.get("compare") if res else None
+    if not cmp:
+        sys.exit("bench: %s/results.json has no comparison (bench/run --agents)" % out)
+    # bench/compare names the revisions it built (REV_A, REV_B)
+    for a in cmp["agents"]:
+        rev = os.environ.get("REV_" + a["label"])
+        if rev:
+            a["revision"] = rev
+    md = ["# bench/compare, %s" % res["meta"]["date"], "",
+          "%d rounds x %d s, profiles %s, modes %s; kernel %s, %d CPUs" % (
+              res["meta"]["rounds"], res["meta"]["duration"], ", ".join(res["meta"]["profiles"]),
+              ", ".join(res["meta"]["modes"]), res["meta"]["kernel"], res["meta"]["cpus"]), ""]
+    md += compare_md(cmp)
+    with open(os.path.join(out, "compare.md"), "w") as f:
+        f.write("\n".join(md) + "\n")
+    with open(os.path.join(out, "compare.json"), "w") as f:
+        json.dump(dict(meta=res["meta"], compare=cmp), f, indent=2)
+        f.write("\n")
+    print("\n".join(md).rstrip())
 
 def cmd_chart(out):
     res = load_json(os.path.join(out, "results.json"))
@@ -772,5 +919,7 @@ if __name__ == "__main__":
         app_out(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), sys.argv[6:])
     elif cmd == "pooled":
         cmd_pooled(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:])
+    elif cmd == "compare":
+        cmd_compare(sys.argv[2])
     elif cmd == "bpf":
         json.dump(read_bpf(sys.argv[2]), sys.stdout)
