@@ -59,7 +59,10 @@ int map_open_by_id(__u32 id, const char *name)
 	fd = bpf_map_get_fd_by_id(id);
 	if (fd < 0)
 		return -errno;
-	if (bpf_map_get_info_by_fd(fd, &info, &len) || strncmp(info.name, name, sizeof(info.name))) {
+	/* the kernel keeps the first BPF_OBJ_NAME_LEN - 1 bytes of a name
+	 * (service_profiles is "service_profil") */
+	if (bpf_map_get_info_by_fd(fd, &info, &len) ||
+	    strncmp(info.name, name, sizeof(info.name) - 1)) {
 		close(fd);
 		return -ENOENT;
 	}
