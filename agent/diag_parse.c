@@ -31,23 +31,22 @@ static int kernel_errno(int32_t e)
 	return e < 0 && e >= -4095 ? e : -EPROTO;
 }
 
-/* The attributes after struct inet_diag_msg: all well formed, and the
- * cgroup id (nla_put_u64_64bit: exactly 8 bytes, net/ipv4/inet_diag.c)
- * if there is one; 0 if there is none. */
-static int parse_attrs(const uint8_t *p, size_t len, uint64_t *cgroup)
+/* Walk the attributes of p[len], all well formed: fn sees each one's
+ * type and payload.  A nonzero return of fn stops the walk with it. */
+static int walk_attrs(const uint8_t *p, size_t len,
+		      int (*fn)(void *arg, uint16_t type, const uint8_t *data, size_t dlen),
+		      void *arg)
 {
 	struct rtattr a;
+	int ret;
 
-	*cgroup = 0;
 	while (len >= sizeof(a)) {
 		memcpy(&a, p, sizeof(a));
 		if (a.rta_len < sizeof(a) || a.rta_len > len)
 			return -EBADMSG;
-		if (a.rta_type == INET_DIAG_CGROUP_ID) {
-			if (RTA_PAYLOAD(&a) != sizeof(*cgroup))
-				return -EBADMSG;
-			memcpy(cgroup, p + RTA_LENGTH(0), sizeof(*cgroup));
-		}
+		ret = fn(arg, a.rta_type & NLA_TYPE_MASK, p + RTA_LENGTH(0), RTA_PAYLOAD(&a));
+		if (ret)
+			return ret;
 		/* the last attribute need not be padded */
 		if (RTA_ALIGN(a.rta_len) >= len)
 			return 0;
@@ -55,6 +54,83 @@ static int parse_attrs(const uint8_t *p, size_t len, uint64_t *cgroup)
 		len -= RTA_ALIGN(a.rta_len);
 	}
 	return len ? -EBADMSG : 0;
+}
+
+struct attr_walk {
+	const struct diag_ctx *ctx;
+	struct diag_sock *s;
+	uint32_t map_id;          /* in one SK_DIAG_BPF_STORAGE */
+	const uint8_t *value;
+	size_t value_len;
+};
+
+/* The attributes of one SK_DIAG_BPF_STORAGE: the map's id, its value
+ * (net/core/bpf_sk_storage.c diag_get). */
+static int storage_attr(void *arg, uint16_t type, const uint8_t *data, size_t dlen)
+{
+	struct attr_walk *w = arg;
+
+	if (type == SK_DIAG_BPF_STORAGE_MAP_ID) {
+		if (dlen != sizeof(w->map_id))
+			return -EBADMSG;
+		memcpy(&w->map_id, data, sizeof(w->map_id));
+	} else if (type == SK_DIAG_BPF_STORAGE_MAP_VALUE) {
+		w->value = data;
+		w->value_len = dlen;
+	}
+	return 0;
+}
+
+/* One entry of INET_DIAG_SK_BPF_STORAGES: kept if it is the asked map's
+ * value, of its size. */
+static int storages_attr(void *arg, uint16_t type, const uint8_t *data, size_t dlen)
+{
+	struct attr_walk *w = arg;
+	const struct diag_ctx *c = w->ctx;
+	int ret;
+
+	if (type != SK_DIAG_BPF_STORAGE)
+		return 0;
+	w->map_id = 0;
+	w->value = NULL;
+	w->value_len = 0;
+	ret = walk_attrs(data, dlen, storage_attr, w);
+	if (ret)
+		return ret;
+	if (w->map_id != c->storage_id || !w->value || w->value_len != c->storage_size ||
+	    c->storage_len > DIAG_STORAGE_WINDOW || c->storage_off > c->storage_size ||
+	    c->storage_len > c->storage_size - c->storage_off)
+		return 0;
+	memcpy(w->s->storage, w->value + c->storage_off, c->storage_len);
+	w->s->has_storage = true;
+	return 0;
+}
+
+/* The attributes after struct inet_diag_msg: the cgroup id
+ * (nla_put_u64_64bit: exactly 8 bytes, net/ipv4/inet_diag.c) if there is
+ * one, 0 if there is none; the socket storage asked for, if any. */
+static int sock_attr(void *arg, uint16_t type, const uint8_t *data, size_t dlen)
+{
+	struct attr_walk *w = arg;
+
+	if (type == INET_DIAG_CGROUP_ID) {
+		if (dlen != sizeof(w->s->cgroup))
+			return -EBADMSG;
+		memcpy(&w->s->cgroup, data, sizeof(w->s->cgroup));
+	} else if (type == INET_DIAG_SK_BPF_STORAGES && w->ctx->storage_id) {
+		return walk_attrs(data, dlen, storages_attr, w);
+	}
+	return 0;
+}
+
+static int parse_attrs(const struct diag_ctx *ctx, const uint8_t *p, size_t len,
+		       struct diag_sock *s)
+{
+	struct attr_walk w = { .ctx = ctx, .s = s };
+
+	s->cgroup = 0;
+	s->has_storage = false;
+	return walk_attrs(p, len, sock_attr, &w);
 }
 
 static int append(struct diag_list *l, const struct diag_sock *s)
@@ -88,8 +164,8 @@ static int parse_sock(struct diag_ctx *ctx, const uint8_t *payload, size_t len,
 	if (ctx->family == AF_UNSPEC ? m.idiag_family != AF_INET && m.idiag_family != AF_INET6
 				     : m.idiag_family != ctx->family)
 		return -EPROTO;
-	ret = parse_attrs(payload + NLMSG_ALIGN(sizeof(m)), len - NLMSG_ALIGN(sizeof(m)),
-			  &s.cgroup);
+	ret = parse_attrs(ctx, payload + NLMSG_ALIGN(sizeof(m)), len - NLMSG_ALIGN(sizeof(m)),
+			  &s);
 	if (ret || (!s.cgroup && !ctx->any_cgroup))
 		return ret;
 	if (!ctx->budget) {

@@ -24,6 +24,10 @@
  * owner fills it with sockets costs us bounded memory and time. */
 #define DIAG_MAX_SOCKS_PER_NETNS 65536
 
+/* Bytes of a socket storage value a dump may keep per socket (see
+ * struct diag_ctx storage_*). */
+#define DIAG_STORAGE_WINDOW 8
+
 /* One TCP socket (with a cgroup id, unless the dump asked for any). */
 struct diag_sock {
 	uint8_t local[16], remote[16]; /* v4 as ::ffff:a.b.c.d */
@@ -34,6 +38,9 @@ struct diag_sock {
 	uint32_t ifindex;              /* bound device, 0: none */
 	uint8_t family;                /* AF_INET or AF_INET6: the dump's */
 	uint8_t state;                 /* TCP_ESTABLISHED, TCP_LISTEN, ... */
+	bool has_storage;              /* storage[] holds a window of the
+					* socket's value in the asked map */
+	uint8_t storage[DIAG_STORAGE_WINDOW];
 };
 
 struct diag_list {
@@ -51,6 +58,12 @@ struct diag_ctx {
 			  * family of the socket found) */
 	uint64_t netns;
 	bool any_cgroup; /* take sockets without a cgroup id too */
+	/* the socket storage the dump asked for (INET_DIAG_REQ_SK_BPF_STORAGES):
+	 * a value of map storage_id counts only if it is storage_size bytes
+	 * long, and its bytes [storage_off, storage_off + storage_len) go to
+	 * diag_sock.storage (storage_len <= DIAG_STORAGE_WINDOW); 0: none */
+	uint32_t storage_id;
+	uint32_t storage_size, storage_off, storage_len;
 	/* set once per namespace, shared by its requests */
 	size_t budget;   /* sockets it may still add */
 	bool capped;     /* budget ran out: the rest was not taken */

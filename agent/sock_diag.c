@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <linux/inet_diag.h>
 #include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <linux/sock_diag.h>
 #include "nl_dump.h"
 #include "sock_diag.h"
@@ -55,6 +56,34 @@ int diag_dump_tcp(int family, uint32_t states, struct diag_ctx *ctx, struct diag
 			 .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP },
 		.req = { .sdiag_family = family, .sdiag_protocol = IPPROTO_TCP,
 			 .idiag_states = states },
+	};
+
+	ctx->family = family;
+	return request(&msg.nlh, ctx, l);
+}
+
+int diag_dump_tcp_storage(int family, uint32_t states, int map_fd, struct diag_ctx *ctx,
+			  struct diag_list *l)
+{
+	/* net/core/bpf_sk_storage.c bpf_sk_storage_diag_alloc: the maps
+	 * named by fd in a nested INET_DIAG_REQ_SK_BPF_STORAGES (it takes
+	 * bpf_capable()); each socket's reply then carries its value */
+	struct {
+		struct nlmsghdr nlh;
+		struct inet_diag_req_v2 req;
+		struct rtattr stgs;
+		struct rtattr fd_attr;
+		uint32_t fd;
+	} msg = {
+		.nlh = { .nlmsg_len = sizeof(msg), .nlmsg_type = SOCK_DIAG_BY_FAMILY,
+			 .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP },
+		.req = { .sdiag_family = family, .sdiag_protocol = IPPROTO_TCP,
+			 .idiag_states = states },
+		.stgs = { .rta_len = RTA_LENGTH(RTA_LENGTH(sizeof(uint32_t))),
+			  .rta_type = INET_DIAG_REQ_SK_BPF_STORAGES | NLA_F_NESTED },
+		.fd_attr = { .rta_len = RTA_LENGTH(sizeof(uint32_t)),
+			     .rta_type = SK_DIAG_BPF_STORAGE_REQ_MAP_FD },
+		.fd = (uint32_t)map_fd,
 	};
 
 	ctx->family = family;

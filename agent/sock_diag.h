@@ -26,6 +26,10 @@
 /* Dump the TCP sockets of family (AF_INET, AF_INET6) in the states
  * (a bit per state) into l.  0 or -errno. */
 int diag_dump_tcp(int family, uint32_t states, struct diag_ctx *ctx, struct diag_list *l);
+/* diag_dump_tcp, each socket with its value in the socket storage map
+ * map_fd (ctx->storage_*: which bytes of it to keep).  0 or -errno. */
+int diag_dump_tcp_storage(int family, uint32_t states, int map_fd, struct diag_ctx *ctx,
+			  struct diag_list *l);
 /* End one socket (SOCK_DESTROY by its 4-tuple, bound device and cookie:
  * the kernel refuses it if the cookie no longer matches).  0 or -errno. */
 int diag_destroy(const struct diag_sock *s);

@@ -331,6 +331,76 @@ static void test_attrs(void)
 	CHECK(parse_dg(&c) == -EBADMSG, "a partial attribute header");
 }
 
+/* A socket's INET_DIAG_SK_BPF_STORAGES, laid out as
+ * bpf_sk_storage_diag_put_all does: one SK_DIAG_BPF_STORAGE per map, its
+ * id then its value (net/core/bpf_sk_storage.c diag_get). */
+static void put_storage_sock(uint32_t map_id, const void *value, uint16_t vlen, int nest_len_off)
+{
+	struct inet_diag_msg m = { .idiag_family = AF_INET, .idiag_state = 1 };
+	size_t start = begin_msg(SOCK_DIAG_BY_FAMILY, SEQ, PID), outer, inner;
+	uint64_t cg = 5;
+	struct rtattr a = {};
+
+	inet_pton(AF_INET, "10.0.0.1", m.id.idiag_src);
+	inet_pton(AF_INET, "10.0.0.2", m.id.idiag_dst);
+	put(&m, sizeof(m));
+	put_attr(INET_DIAG_CGROUP_ID, &cg, 8);
+	outer = dlen;
+	put(&a, sizeof(a));
+	inner = dlen;
+	put(&a, sizeof(a));
+	put_attr(SK_DIAG_BPF_STORAGE_MAP_ID, &map_id, 4);
+	put_attr(SK_DIAG_BPF_STORAGE_MAP_VALUE, value, vlen);
+	a.rta_type = SK_DIAG_BPF_STORAGE | NLA_F_NESTED;
+	a.rta_len = dlen - inner + nest_len_off;
+	memcpy(dg + inner, &a, sizeof(a));
+	a.rta_type = INET_DIAG_SK_BPF_STORAGES | NLA_F_NESTED;
+	a.rta_len = dlen - outer;
+	memcpy(dg + outer, &a, sizeof(a));
+	end_msg(start);
+}
+
+static void test_storage(void)
+{
+	struct diag_ctx c = ctx_for(AF_INET);
+	uint8_t value[24];
+	int i;
+
+	for (i = 0; i < 24; i++)
+		value[i] = i;
+	c.storage_id = 42;
+	c.storage_size = 24;
+	c.storage_off = 16;
+	c.storage_len = 5;
+	reset();
+	put_storage_sock(42, value, 24, 0);
+	CHECK(parse_dg(&c) == DIAG_MORE && list.n == 1 && list.v[0].has_storage &&
+		      list.v[0].storage[0] == 16 && list.v[0].storage[4] == 20 && list.v[0].cgroup == 5,
+	      "the asked map's value: bytes 16..20 kept, cgroup id too");
+	reset();
+	put_storage_sock(43, value, 24, 0);
+	CHECK(parse_dg(&c) == DIAG_MORE && list.n == 1 && !list.v[0].has_storage,
+	      "another map's value is not taken");
+	reset();
+	put_storage_sock(42, value, 20, 0);
+	CHECK(parse_dg(&c) == DIAG_MORE && list.n == 1 && !list.v[0].has_storage,
+	      "a value of another size is not taken");
+	c.storage_off = 20;
+	reset();
+	put_storage_sock(42, value, 24, 0);
+	CHECK(parse_dg(&c) == DIAG_MORE && list.n == 1 && !list.v[0].has_storage,
+	      "a window past the value's end is not taken");
+	c.storage_off = 16;
+	reset();
+	put_storage_sock(42, value, 24, 40);
+	CHECK(parse_dg(&c) == -EBADMSG && !list.n, "a nested length past its parent");
+	c.storage_id = 0;
+	reset();
+	put_storage_sock(42, value, 24, 0);
+	CHECK(parse_dg(&c) == DIAG_MORE && list.n == 1 && !list.v[0].has_storage,
+	      "no storage asked: none taken");
+}
+
 static void test_errors(void)
 {
 	struct diag_ctx c = ctx_for(AF_INET);
@@ -670,6 +740,7 @@ int main(void)
 	test_well_formed();
 	test_truncated();
 	test_attrs();
+	test_storage();
 	test_errors();
 	test_foreign();
 	test_caps();
