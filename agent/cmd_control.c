@@ -18,8 +18,14 @@
 #include "state.h"
 #include "status.h"
 #include "verdict.h"
+#include "whynot.h"
 
 /* ---- status ---- */
+
+/* connections status --json lists (the count is whole), services
+ * status lists as text */
+#define STATUS_CONNS_MAX     1024
+#define STATUS_SERVICES_TEXT 10
 
 struct status_opts {
 	bool json;
@@ -30,6 +36,7 @@ static int do_status(void *opts)
 	const struct status_opts *o = opts;
 	struct agent_info info;
 	struct agent_maps m;
+	struct whynot why = {};
 	struct counters c;
 	char err[256];
 	int ret;
@@ -41,15 +48,28 @@ static int do_status(void *opts)
 		return EXIT_RUNTIME;
 	}
 	ret = counters_read(&m, &c);
+	/* why not, per connection and service: a dump of this namespace */
+	if (!ret && whynot_scan(&m, &info, c.paused, &why))
+		pr_debug("why-not scan failed\n");
 	state_close(&m);
 	if (ret) {
 		pr_warn("reading counters failed: %s\n", strerror(-ret));
 		return EXIT_RUNTIME;
 	}
-	if (o->json)
-		status_print_json(stdout, &c, &info);
-	else
+	if (o->json) {
+		json_object *root = status_to_json(&c, &info);
+
+		json_object_object_add(root, "why_not", whynot_json(&why, WHYNOT_SERVICES_MAX,
+								   STATUS_CONNS_MAX));
+		printf("%s\n", json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN |
+								 JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(root);
+	} else {
 		status_print_text(stdout, &c, &info);
+		fputc('\n', stdout);
+		whynot_print_services(stdout, &why, STATUS_SERVICES_TEXT, 80);
+	}
+	whynot_free(&why);
 	return verdict_exit_code(c.verdict);
 }
 

@@ -23,8 +23,10 @@
 #include "ring_reader.h"
 #include "state.h"
 #include "topk.h"
+#include "whynot.h"
 
 #define TOP_SOURCES 5
+#define TOP_SERVICES 5
 #define TOP_CONN_EVENTS 5 /* newest connection events ... */
 #define TOP_PKT_EVENTS  3 /* ... and packet samples, which would crowd them out */
 #define WIDTH       80
@@ -115,6 +117,7 @@ static void frame(FILE *o, struct top_view *v)
 {
 	struct ring_event ev[TOP_CONN_EVENTS + TOP_PKT_EVENTS];
 	struct src_rank top[TOP_SOURCES];
+	struct whynot why;
 	char b1[32], b2[32], line[160], addr[64];
 	time_t wall = time(NULL);
 	struct timespec mono;
@@ -140,6 +143,12 @@ static void frame(FILE *o, struct top_view *v)
 				: "");
 	counters_print_top(o, &v->now, &v->prev, v->now_t - v->prev_t, WIDTH - 1);
 	fputs("\n", o);
+	/* why not, per service endpoint: nginx's connections now */
+	if (!whynot_scan(&v->m, &v->info, v->now.paused, &why)) {
+		whynot_print_services(o, &why, TOP_SERVICES, WIDTH - 1);
+		whynot_free(&why);
+		fputs("\n", o);
+	}
 
 	if (v->m.fd[MAP_SRC_STATS] >= 0) {
 		snprintf(b1, sizeof(b1), "top sources, last %.0f s",
@@ -308,9 +317,11 @@ static struct top_opts top_opts = { .delay_ms = 1000 };
 
 const struct command cmd_top = {
 	.name = "top",
-	.summary = "live view: redirect rate, fallbacks, top sources, recent events",
+	.summary = "live view: redirect rate, fallbacks, why not per service, top sources, events",
 	.doc = "Live view of the running agent, refreshed every second, 80 columns: the "
-	       "data plane's counters (rates of the ones that only grow), the top "
+	       "data plane's counters (rates of the ones that only grow), nginx's "
+	       "connections per service endpoint (server address:port) with how many are "
+	       "redirected and why the others are on TCP, the top "
 	       "sources of the last 10 s (with --xdp), and the newest events of the arena "
 	       "rings (pairs, fallbacks, closes with the bytes each socket redirected; sampled "
 	       "packets), read in place from the agent's maps. q or Ctrl-C quits.\n"

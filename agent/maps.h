@@ -22,7 +22,9 @@
 	X(MAP_RESETS, reset_requests)         \
 	X(MAP_RESET_BACKLOG, reset_backlog)   \
 	X(MAP_GUARD_STATE, guard_state)       \
-	X(MAP_GUARD_WAKEUP, guard_wakeup)
+	X(MAP_GUARD_WAKEUP, guard_wakeup)     \
+	X(MAP_SK_STATE, sk_state)             \
+	X(MAP_SERVICE_PROFILES, service_profiles)
 #define OBSERVER_MAPS(X)                      \
 	X(MAP_PKT_ARENA, pkt_arena)           \
 	X(MAP_SRC_STATS, src_stats)

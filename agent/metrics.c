@@ -21,6 +21,7 @@
 #include "topk.h"
 #include "observer.h"
 #include "version.h" /* build/version.h */
+#include "whynot.h"
 
 #define TOP_K 10
 
@@ -143,6 +144,31 @@ static bool bpf_stats_enabled(void)
 	return v == 1;
 }
 
+/* Why not, per service endpoint (whynot.h): one sock_diag dump of the
+ * agent's namespace, taken again at most every WHYNOT_EVERY_S seconds
+ * however often Prometheus scrapes; the top WHYNOT_TOP_SERVICES services
+ * only, so the label set is bounded whatever the upstreams.  Served from
+ * the run loop's one thread: the cache needs no lock. */
+#define WHYNOT_EVERY_S 10
+static void why_not(FILE *o, const struct metrics_src *src, bool paused)
+{
+	static struct whynot why;
+	static double taken;
+	static bool have;
+	struct timespec ts;
+	double now;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = ts.tv_sec + ts.tv_nsec / 1e9;
+	if (!taken || now - taken >= WHYNOT_EVERY_S) { /* failed too: not every scrape */
+		whynot_free(&why);
+		have = !whynot_scan(src->maps, src->info, paused, &why);
+		taken = now;
+	}
+	if (have)
+		whynot_prometheus(o, &why);
+}
+
 void metrics_render(FILE *o, const struct metrics_src *src)
 {
 	const struct agent_info *info = src->info;
@@ -170,6 +196,7 @@ void metrics_render(FILE *o, const struct metrics_src *src)
 				info->selftest[i].name, info->selftest[i].critical ? "true" : "false",
 				!strcmp(info->selftest[i].result, "pass"));
 	}
+	why_not(o, src, c.paused);
 	help(o, "ngx_sockmap_cgroups", "gauge", "cgroups the data plane is attached to.");
 	fprintf(o, "ngx_sockmap_cgroups %d\n", info->n_cgroups);
 	if (info->guard_hooks[0]) {
