@@ -49,7 +49,7 @@ static int do_status(void *opts)
 	}
 	ret = counters_read(&m, &c);
 	/* why not, per connection and service: a dump of this namespace */
-	if (!ret && whynot_scan(&m, &info, c.paused, &why))
+	if (!ret && whynot_scan(&m, &info, &c, &why))
 		pr_debug("why-not scan failed\n");
 	state_close(&m);
 	if (ret) {

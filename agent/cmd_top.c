@@ -144,7 +144,7 @@ static void frame(FILE *o, struct top_view *v)
 	counters_print_top(o, &v->now, &v->prev, v->now_t - v->prev_t, WIDTH - 1);
 	fputs("\n", o);
 	/* why not, per service endpoint: nginx's connections now */
-	if (!whynot_scan(&v->m, &v->info, v->now.paused, &why)) {
+	if (!whynot_scan(&v->m, &v->info, &v->now, &why)) {
 		whynot_print_services(o, &why, TOP_SERVICES, WIDTH - 1);
 		whynot_free(&why);
 		fputs("\n", o);

@@ -150,7 +150,7 @@ static bool bpf_stats_enabled(void)
  * only, so the label set is bounded whatever the upstreams.  Served from
  * the run loop's one thread: the cache needs no lock. */
 #define WHYNOT_EVERY_S 10
-static void why_not(FILE *o, const struct metrics_src *src, bool paused)
+static void why_not(FILE *o, const struct metrics_src *src, const struct counters *c)
 {
 	static struct whynot why;
 	static double taken;
@@ -162,7 +162,7 @@ static void why_not(FILE *o, const struct metrics_src *src, bool paused)
 	now = ts.tv_sec + ts.tv_nsec / 1e9;
 	if (!taken || now - taken >= WHYNOT_EVERY_S) { /* failed too: not every scrape */
 		whynot_free(&why);
-		have = !whynot_scan(src->maps, src->info, paused, &why);
+		have = !whynot_scan(src->maps, src->info, c, &why);
 		taken = now;
 	}
 	if (have)
@@ -196,7 +196,7 @@ void metrics_render(FILE *o, const struct metrics_src *src)
 				info->selftest[i].name, info->selftest[i].critical ? "true" : "false",
 				!strcmp(info->selftest[i].result, "pass"));
 	}
-	why_not(o, src, c.paused);
+	why_not(o, src, &c);
 	help(o, "ngx_sockmap_cgroups", "gauge", "cgroups the data plane is attached to.");
 	fprintf(o, "ngx_sockmap_cgroups %d\n", info->n_cgroups);
 	if (info->guard_hooks[0]) {

@@ -221,7 +221,7 @@ static int find_service(struct whynot *w, const uint8_t addr[16], uint16_t port)
  * it; what it would have decided on is read back: the hazards the two
  * sides learned, whether the peer is local and attached, the pause.
  */
-static int verdict_of(struct scan *sc, const struct agent_info *info, bool paused,
+static int verdict_of(struct scan *sc, const struct agent_info *info, const struct counters *cn,
 		      const struct diag_sock *s, const struct diag_sock *peer, bool passive,
 		      struct whynot_service *svc, int svc_i, uint32_t *hazards)
 {
@@ -241,6 +241,11 @@ static int verdict_of(struct scan *sc, const struct agent_info *info, bool pause
 			return WN_PENDING;
 		if (st.flags & SS_PAIRED)
 			return FB_NO_PEER; /* its peer went, or fell behind */
+		/* storage made, never tracked (bpf/accel_life.h life_begin):
+		 * sock_hash was full, or the guard was idle */
+		if (!(st.flags & (SS_TRACKED | SS_TCP)))
+			return cn->sockets_max && cn->sockets_now >= cn->sockets_max ? FB_NO_ROOM
+										   : FB_ARMING;
 		/* tracked, withdrawn unclaimed: why its peer did not claim */
 		if (peer && !cgroup_attached(info, peer->cgroup) && !st_of(peer, &pst))
 			return WN_CGROUP;
@@ -266,7 +271,7 @@ static int verdict_of(struct scan *sc, const struct agent_info *info, bool pause
 		return WN_SKIP(SKIP_REMOTE);
 	if (!cgroup_attached(info, peer->cgroup) && !st_of(peer, &pst))
 		return WN_CGROUP;
-	if (paused)
+	if (cn->paused)
 		return FB_PAUSED;
 	if (st_of(peer, &pst))
 		return FB_NO_PEER;
@@ -308,8 +313,8 @@ static int dump(const struct agent_maps *m, struct diag_list *l, bool *capped)
 	return ret;
 }
 
-int whynot_scan(const struct agent_maps *m, const struct agent_info *info, bool paused,
-		struct whynot *w)
+int whynot_scan(const struct agent_maps *m, const struct agent_info *info,
+		const struct counters *cn, struct whynot *w)
 {
 	struct scan sc = { .m = m, .netns = netns_cookie() };
 	struct diag_list l = {};
@@ -360,7 +365,7 @@ int whynot_scan(const struct agent_maps *m, const struct agent_info *info, bool 
 		svc = passive ? find_service(w, s->local, s->lport)
 			      : find_service(w, s->remote, s->rport);
 		c->svc = svc;
-		c->reason = verdict_of(&sc, info, paused, s, peer, passive,
+		c->reason = verdict_of(&sc, info, cn, s, peer, passive,
 				       svc >= 0 ? &w->svc[svc] : NULL, svc, &c->hazards);
 	}
 	/* per service, each connection once: by its server's end where both

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <json-c/json.h>
 #include "accel.h"
+#include "counters.h"
 #include "maps.h"
 #include "state.h"
 
@@ -74,10 +75,10 @@ struct whynot {
 };
 
 /* One scan of the caller's network namespace: the established
- * connections of the attached cgroups (info->cgroups).  paused: the data
- * plane is paused now.  0 or -errno (w is empty then). */
-int whynot_scan(const struct agent_maps *m, const struct agent_info *info, bool paused,
-		struct whynot *w);
+ * connections of the attached cgroups (info->cgroups).  c: the counters
+ * now (paused, how full sock_hash is).  0 or -errno (w is empty then). */
+int whynot_scan(const struct agent_maps *m, const struct agent_info *info,
+		const struct counters *c, struct whynot *w);
 void whynot_free(struct whynot *w);
 const char *whynot_reason_name(int reason);
 /* "127.0.0.1:8080", "[::1]:8080" */
