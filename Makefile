@@ -292,11 +292,13 @@ $(BUILD)/ngx-sockmap.8: $(BUILD)/ngx-sockmap scripts/manpage.py
 man: $(BUILD)/ngx-sockmap.8
 
 # make install [PREFIX=/usr/local] [DESTDIR=]: the agent in sbin, the
-# systemd unit, ngx-sockmap(8), the options file the unit reads
-# (/etc/default/ngx-sockmap, never overwritten), the README, the runbook
-# and nginx-conf examples under share/doc, and the Grafana dashboard and
-# Prometheus rules (with the example scrape configuration they expect)
-# under share/ngx-sockmap, where a package's data goes.  systemd reads units from
+# systemd units (ngx-sockmap.service for nginx.service, the template
+# ngx-sockmap@.service for other nginx-like units), ngx-sockmap(8), the
+# options file the unit reads (/etc/default/ngx-sockmap, never
+# overwritten), the README, the runbook and nginx-conf examples under
+# share/doc, and the Grafana dashboard and Prometheus rules (with the
+# example scrape configuration they expect) under share/ngx-sockmap,
+# where a package's data goes.  systemd reads units from
 # /usr/local/lib/systemd/system too; with PREFIX=/usr the unit goes where
 # Debian's systemd packages put theirs (/lib/systemd/system).  `make
 # uninstall` with the same variables removes every file install wrote,
@@ -323,7 +325,9 @@ install: $(BUILD)/ngx-sockmap $(BUILD)/ngx-sockmap.8
 	$(INSTALL) -m 0755 $(BUILD)/ngx-sockmap $(DESTDIR)$(SBINDIR)/ngx-sockmap
 	sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|/etc/default/ngx-sockmap|$(SYSCONFDIR)/default/ngx-sockmap|g' \
 		dist/ngx-sockmap.service.in >$(DESTDIR)$(UNITDIR)/ngx-sockmap.service
-	chmod 0644 $(DESTDIR)$(UNITDIR)/ngx-sockmap.service
+	sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|/etc/default/ngx-sockmap|$(SYSCONFDIR)/default/ngx-sockmap|g' \
+		dist/ngx-sockmap@.service.in >$(DESTDIR)$(UNITDIR)/ngx-sockmap@.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/ngx-sockmap.service $(DESTDIR)$(UNITDIR)/ngx-sockmap@.service
 	$(INSTALL) -m 0644 $(BUILD)/ngx-sockmap.8 $(DESTDIR)$(MANDIR)/man8/ngx-sockmap.8
 	$(INSTALL) -m 0644 $(DOCS) $(DESTDIR)$(DOCDIR)/
 	$(INSTALL) -m 0644 $(EXAMPLES) $(DESTDIR)$(DOCDIR)/examples/
@@ -337,7 +341,7 @@ install: $(BUILD)/ngx-sockmap $(BUILD)/ngx-sockmap.8
 # unit directory and /etc/default stay, empty or not, as in a package.
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/ngx-sockmap $(DESTDIR)$(UNITDIR)/ngx-sockmap.service \
-		$(DESTDIR)$(MANDIR)/man8/ngx-sockmap.8
+		$(DESTDIR)$(UNITDIR)/ngx-sockmap@.service $(DESTDIR)$(MANDIR)/man8/ngx-sockmap.8
 	rm -f $(addprefix $(DESTDIR)$(DOCDIR)/,$(notdir $(DOCS))) \
 		$(addprefix $(DESTDIR)$(DOCDIR)/examples/,$(notdir $(EXAMPLES)))
 	rm -f $(addprefix $(DESTDIR)$(DATADIR)/grafana/,$(notdir $(GRAFANA))) \

@@ -26,7 +26,7 @@ enum {
 	OPT_PID_FILE = 1000, OPT_PORTS, OPT_PIN, OPT_NO_FOLLOW, OPT_SHORT_CONN, OPT_XDP,
 	OPT_XDP_SAMPLE, OPT_METRICS, OPT_MAX_UNREAD, OPT_UNREAD_BUDGET, OPT_FORCE,
 	OPT_ALLOW_ROOT, OPT_ANY_PROCESS, OPT_K8S_SELECTOR, OPT_K8S_NODE, OPT_K8S_API,
-	OPT_K8S_NAMESPACE,
+	OPT_K8S_NAMESPACE, OPT_UNIT,
 	OPT_GUARD_IDLE, OPT_GUARD_HOOKS, OPT_MAX_FOLLOWED, OPT_RESETS, OPT_UNREAD_SCAN, OPT_MAX_SOCKETS,
 };
 
@@ -86,6 +86,9 @@ struct opt_spec {
 	X("cgroup", 'c', "PATH", AS_LIST(cgroups, n_cgroups, 0, NULL), \
 	  "cgroup v2 directory to attach to (absolute, or relative to the cgroup v2 mount); " \
 	  "repeatable") \
+	X("unit", OPT_UNIT, "NAME", AS_LIST(units, n_units, 256, "systemd unit name"), \
+	  "attach to the cgroup of this systemd unit (nginx, openresty, angie, nginx@blue; " \
+	  "'.service' when it names no type), found under its slices; repeatable") \
 	X("nginx-pid", 'p', "PID", AS_PIDS(pids, n_pids), \
 	  "attach to the cgroup of this process; repeatable") \
 	X("nginx-pid-file", OPT_PID_FILE, "FILE", AS_STR(pid_file), \

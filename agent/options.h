@@ -22,12 +22,14 @@ struct port_set {
 	uint64_t bits[65536 / 64];
 };
 
-/* --cgroup, --nginx-pid and --xdp: each given at most this often */
+/* --cgroup, --unit, --nginx-pid and --xdp: each given at most this often */
 #define RUN_MAX_NAMED 64
 
 struct run_opts {
 	const char *cgroups[RUN_MAX_NAMED];
 	int n_cgroups;
+	const char *units[RUN_MAX_NAMED];
+	int n_units;
 	int pids[RUN_MAX_NAMED];
 	int n_pids;
 	const char *pid_file;

@@ -145,8 +145,8 @@ static bool check_targets(struct reconciler *r)
 		pr_warn("%s is gone or no longer nginx's (%s): detaching it\n", old.path, old.reason);
 		detach(r, i);
 		changed = true;
-		if ((old.kind == TK_PATH || old.kind == TK_PIDFILE) && !waiting_for(r, &old) &&
-		    r->n_waiting < MAX_TARGETS)
+		if ((old.kind == TK_PATH || old.kind == TK_UNIT || old.kind == TK_PIDFILE) &&
+		    !waiting_for(r, &old) && r->n_waiting < MAX_TARGETS)
 			r->waiting[r->n_waiting++] = old;
 		else if (old.kind == TK_PID)
 			pr_warn("%s was named by a pid that is gone: not attached again\n", old.path);

@@ -192,6 +192,7 @@ static int find_targets(struct runtime *rt, const struct run_opts *o, struct cg_
 {
 	const struct target_names names = {
 		.cgroups = o->cgroups, .n_cgroups = o->n_cgroups,
+		.units = o->units, .n_units = o->n_units,
 		.pids = o->pids, .n_pids = o->n_pids,
 		.pid_file = o->pid_file, .pods = o->k8s_selector,
 		.policy = rt->policy,

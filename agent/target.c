@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <unistd.h>
+#include <dirent.h>
 #include <ftw.h>
 #include <mntent.h>
 #include <stdbool.h>
@@ -223,6 +225,140 @@ int cg2_of_pid(const char *mnt, int pid, struct cg_target *t, char *err, size_t 
 	return ret;
 }
 
+/*
+ * systemd units.  systemd names a unit's cgroup after the unit, inside the
+ * cgroups of its slices: "a-b.slice" is a child of "a.slice", "-.slice" is
+ * the root, and an instance of a template goes to a slice of its own by
+ * default, so nginx@blue.service lives at
+ * system.slice/system-nginx.slice/nginx@blue.service (systemd.slice(5),
+ * src/core/unit.c unit_default_slice()).  Found by that rule, not by
+ * asking systemd (`systemctl show -p ControlGroup`): the agent may run
+ * where there is no bus to ask (a container with the host's cgroups), and
+ * the same walk serves a cgroup-v2-only host (/sys/fs/cgroup) and a hybrid
+ * one (/sys/fs/cgroup/unified), where systemd mirrors its tree.
+ */
+static const char *const unit_types[] = { ".service", ".scope", ".slice", ".socket", ".mount",
+					  ".swap" };
+
+static bool ends_with(const char *s, const char *tail)
+{
+	size_t n = strlen(s), t = strlen(tail);
+
+	return n >= t && !strcmp(s + n - t, tail);
+}
+
+int sd_unit_name(const char *name, char *out, size_t len, char *err, size_t errlen)
+{
+	const char *p;
+	size_t i;
+
+	/* a unit name's characters (src/basic/unit-name.h VALID_CHARS, '@'
+	 * of templates), at most 255 of them */
+	for (p = name; *p; p++)
+		if (!(*p >= 'a' && *p <= 'z') && !(*p >= 'A' && *p <= 'Z') &&
+		    !(*p >= '0' && *p <= '9') && !strchr(":-_.\\@", *p))
+			break;
+	if (!*name || *p || strlen(name) > 255) {
+		snprintf(err, errlen, "--unit '%s' is not a systemd unit name%s", name,
+			 *p == '/' ? " (ngx-sockmap@.service takes the instance escaped: a '-' "
+				     "in it is \\x2d, see systemd-escape --template)"
+				   : "");
+		return -EINVAL;
+	}
+	for (i = 0; i < sizeof(unit_types) / sizeof(unit_types[0]); i++)
+		if (ends_with(name, unit_types[i]))
+			break;
+	/* as systemctl does: a name without a type is a service's */
+	if ((size_t)snprintf(out, len, "%s%s", name,
+			     i < sizeof(unit_types) / sizeof(unit_types[0]) ? "" : ".service") >= len) {
+		snprintf(err, errlen, "--unit '%s': name too long", name);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Look for unit in dir and in the slices below it, depth levels at most. */
+static int unit_in(const char *dir, const char *unit, int depth, char *path, size_t len)
+{
+	char sub[PATH_MAX];
+	struct dirent *de;
+	struct stat st;
+	int ret = -ENOENT;
+	DIR *d;
+
+	snprintf(sub, sizeof(sub), "%s/%s", dir, unit);
+	if (!stat(sub, &st) && S_ISDIR(st.st_mode)) {
+		snprintf(path, len, "%s", sub);
+		return 0;
+	}
+	if (depth <= 0)
+		return -ENOENT;
+	d = opendir(dir);
+	if (!d)
+		return -ENOENT;
+	/* only slices hold units of the system manager: a user's manager
+	 * (user@UID.service), a container's (a .scope) and a service's own
+	 * subtree name theirs after the same rule, and are not this one's */
+	while (ret && (de = readdir(d))) {
+		if (de->d_name[0] == '.' || !ends_with(de->d_name, ".slice"))
+			continue;
+		if ((size_t)snprintf(sub, sizeof(sub), "%s/%s", dir, de->d_name) >= sizeof(sub))
+			continue;
+		ret = unit_in(sub, unit, depth - 1, path, len);
+	}
+	closedir(d);
+	return ret;
+}
+
+int sd_unit_find(const char *root, const char *unit, char *path, size_t len)
+{
+	/* slices nest once per '-' of their names; 16 is past any in use */
+	return unit_in(root, unit, 16, path, len);
+}
+
+/* name with its "\xNN" escapes decoded (systemd-escape's) into out. */
+static void unit_unescape(const char *name, char *out, size_t len)
+{
+	unsigned int c;
+	size_t n = 0;
+
+	while (*name && n + 1 < len) {
+		if (name[0] == '\\' && name[1] == 'x' && sscanf(name + 2, "%2x", &c) == 1 &&
+		    isxdigit((unsigned char)name[2]) && isxdigit((unsigned char)name[3]) && c) {
+			out[n++] = (char)c;
+			name += 4;
+		} else {
+			out[n++] = *name++;
+		}
+	}
+	out[n] = 0;
+}
+
+int cg2_of_unit(const char *mnt, const char *name, struct cg_target *t, char *err, size_t errlen)
+{
+	char unit[256], plain[256], path[PATH_MAX];
+	int ret;
+
+	ret = sd_unit_name(name, unit, sizeof(unit), err, errlen);
+	if (ret)
+		return ret;
+	unit_unescape(unit, plain, sizeof(plain));
+	/* a unit's name as given; else, escaped, as the unit it spells
+	 * ("nginx\x40blue" for nginx@blue.service) */
+	if (sd_unit_find(mnt, unit, path, sizeof(path)) &&
+	    (!strcmp(plain, unit) || sd_unit_find(mnt, plain, path, sizeof(path)))) {
+		snprintf(err, errlen,
+			 "unit %s: no cgroup under the slices of %s (not running? `systemctl show -p "
+			 "ControlGroup %s` says where it is: name that with --cgroup)",
+			 unit, mnt, unit);
+		return -ENOENT;
+	}
+	ret = cg2_resolve(mnt, path, t, err, errlen);
+	if (!ret)
+		snprintf(t->reason, sizeof(t->reason), "named: --unit %.40s", unit);
+	return ret;
+}
+
 /* Whoever can write the pid file chooses what the agent accelerates: it
  * must be root's (nginx's master writes it as root) or this agent's user's,
  * and nobody else may write it. */
@@ -378,6 +514,15 @@ int targets_resolve(const struct target_names *names, const char *mnt, struct cg
 		snprintf(t.source, sizeof(t.source), "%s", names->cgroups[i]);
 		add_target(list, n, &t);
 	}
+	for (i = 0; i < names->n_units; i++) {
+		memset(&t, 0, sizeof(t));
+		if (cg2_of_unit(mnt, names->units[i], &t, err, errlen) ||
+		    target_allowed(&names->policy, mnt, &t, 0, err, errlen))
+			return -1;
+		t.kind = TK_UNIT;
+		snprintf(t.source, sizeof(t.source), "%s", names->units[i]);
+		add_target(list, n, &t);
+	}
 	for (i = 0; i < names->n_pids; i++) {
 		memset(&t, 0, sizeof(t));
 		if (cg2_of_pid(mnt, names->pids[i], &t, err, errlen) ||
@@ -386,7 +531,7 @@ int targets_resolve(const struct target_names *names, const char *mnt, struct cg
 		t.kind = TK_PID;
 		add_target(list, n, &t);
 	}
-	if (!pid_file && !names->n_cgroups && !names->n_pids && !names->pods)
+	if (!pid_file && !names->n_cgroups && !names->n_units && !names->n_pids && !names->pods)
 		pid_file = DEFAULT_PID_FILE;
 	if (pid_file) {
 		memset(&t, 0, sizeof(t));
@@ -427,6 +572,9 @@ int target_reresolve(const struct target_policy *p, const char *mnt, const struc
 	case TK_PATH:
 		ret = cg2_resolve(mnt, t->source, fresh, err, errlen);
 		snprintf(fresh->reason, sizeof(fresh->reason), "named: --cgroup");
+		break;
+	case TK_UNIT:
+		ret = cg2_of_unit(mnt, t->source, fresh, err, errlen);
 		break;
 	case TK_PIDFILE:
 		ret = read_pid_file(t->source, &pid, err, errlen);

@@ -19,6 +19,7 @@ enum target_kind {
 	TK_PIDFILE,  /* --nginx-pid-file: the pid it names now */
 	TK_FOLLOWED, /* a peer's: following finds it again if it is still one */
 	TK_K8S,      /* a pod --k8s-selector selects: the API is asked again */
+	TK_UNIT,     /* --unit: the unit's cgroup, wherever its slice puts it */
 };
 
 struct cg_target {
@@ -26,7 +27,8 @@ struct cg_target {
 	uint64_t id;          /* cgroup id (inode of the cgroup v2 dir) */
 	char reason[64];      /* "named", "nginx pid 123", ... */
 	enum target_kind kind;
-	char source[PATH_MAX]; /* TK_PATH: the path as given; TK_PIDFILE: the file */
+	char source[PATH_MAX]; /* TK_PATH: the path as given; TK_PIDFILE: the file;
+				* TK_UNIT: the unit's name */
 };
 
 /* Mount point of the cgroup v2 hierarchy (the first cgroup2 mount).  0 or
@@ -43,6 +45,18 @@ int cg2_resolve(const char *mnt, const char *path, struct cg_target *t,
 void cg2_join_host_ns(void);
 /* The cgroup v2 directory a process lives in. */
 int cg2_of_pid(const char *mnt, int pid, struct cg_target *t, char *err, size_t errlen);
+/* A systemd unit's name as --unit takes it ("nginx", "openresty.service",
+ * "nginx@blue", "nginx\x40blue") -> its full name ("nginx.service"):
+ * ".service" added when it names no unit type, "\xNN" escapes kept.
+ * 0, or -EINVAL with why in err. */
+int sd_unit_name(const char *name, char *out, size_t len, char *err, size_t errlen);
+/* The directory under root (a cgroup v2 mount) of the system manager's
+ * unit `unit` (a full name): the one named so under nothing but slices.
+ * 0 with path filled, or -ENOENT. */
+int sd_unit_find(const char *root, const char *unit, char *path, size_t len);
+/* The cgroup of unit name (as --unit takes it; an escaped spelling such
+ * as "nginx\x40blue" is looked for decoded too). */
+int cg2_of_unit(const char *mnt, const char *name, struct cg_target *t, char *err, size_t errlen);
 /* First line of FILE as a pid. */
 int read_pid_file(const char *file, int *pid, char *err, size_t errlen);
 
@@ -67,6 +81,8 @@ struct target_policy {
 struct target_names {
 	const char *const *cgroups; /* --cgroup */
 	int n_cgroups;
+	const char *const *units;   /* --unit */
+	int n_units;
 	const int *pids;            /* --nginx-pid */
 	int n_pids;
 	const char *pid_file;       /* --nginx-pid-file; NULL: none */
@@ -76,7 +92,7 @@ struct target_names {
 
 /* Is t still the cgroup it was attached to (same path, same inode)? */
 bool target_alive(const struct cg_target *t);
-/* Resolve a dead TK_PATH or TK_PIDFILE target again: 0 with *fresh filled
+/* Resolve a dead TK_PATH, TK_UNIT or TK_PIDFILE target again: 0 with *fresh filled
  * (a new cgroup at the path, or the cgroup of the pid file's new pid), or
  * -errno (nothing there, yet). */
 int target_reresolve(const struct target_policy *p, const char *mnt, const struct cg_target *t,

@@ -291,7 +291,7 @@ static void test_table_defaults(void)
 
 	memset(&o, 0xff, sizeof(o));
 	run_opts_init(&o);
-	CHECK(o.ports.all && o.follow && o.metrics && !o.pin && !o.force && !o.n_cgroups &&
+	CHECK(o.ports.all && o.follow && o.metrics && !o.pin && !o.force && !o.n_cgroups && !o.n_units &&
 		      !o.n_pids && !o.n_xdp && !o.pid_file && !o.k8s_selector,
 	      "flags and lists start as the defaults");
 	CHECK(o.xdp_sample == 64 && o.max_unread == 64ULL << 20 && o.guard_idle == 30 &&
@@ -305,7 +305,7 @@ static void test_table_defaults(void)
 	for (opt = run_argp_options; opt->name; opt++, n++)
 		CHECK(opt_set(&o, opt->name, opt->arg ? "x" : NULL) != 1,
 		      "--%s is in argp's table but not the parser's", opt->name);
-	CHECK(n == 25, "25 options: %d", n);
+	CHECK(n == 26, "26 options: %d", n);
 	CHECK(run_opt_set(&o, 'v', NULL, err, sizeof(err)) == 1, "-v is not run's own: common");
 }
 
@@ -318,6 +318,8 @@ static void test_table_values(void)
 	run_opts_init(&o);
 	CHECK(!opt_set(&o, "cgroup", "/a") && !opt_set(&o, "cgroup", "b") && o.n_cgroups == 2 &&
 		      !strcmp(o.cgroups[1], "b"), "--cgroup repeats");
+	CHECK(!opt_set(&o, "unit", "openresty") && !opt_set(&o, "unit", "nginx@blue") &&
+		      o.n_units == 2 && !strcmp(o.units[1], "nginx@blue"), "--unit repeats");
 	CHECK(!opt_set(&o, "nginx-pid", "42") && o.n_pids == 1 && o.pids[0] == 42, "--nginx-pid");
 	CHECK(!opt_set(&o, "nginx-pid-file", "/run/x.pid") && !strcmp(o.pid_file, "/run/x.pid"),
 	      "--nginx-pid-file");
