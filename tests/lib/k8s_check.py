@@ -201,6 +201,18 @@ def main():
                      if c["name"] in ("agent", "ngx-sockmap")})
     check(len(images) == 1 and images[0].startswith("ngx-sockmap/agent:"),
           "agent image %s (one tag, set by kustomize images:)" % images)
+    # the release's tag, never :latest (a node would run whatever was
+    # pushed last, and two nodes two versions): VERSION's, or where there
+    # is none yet, debian/changelog's, the release the package carries
+    vfile = os.path.join(TOP, "VERSION")
+    if os.path.exists(vfile):
+        with open(vfile) as f:
+            version = f.read().strip()
+    else:
+        with open(os.path.join(TOP, "debian", "changelog")) as f:
+            version = f.readline().split("(")[1].split(")")[0]
+    check(images == ["ngx-sockmap/agent:" + version],
+          "agent image %s is the release's, ngx-sockmap/agent:%s" % (images, version))
 
 
 if __name__ == "__main__":
