@@ -102,7 +102,8 @@ struct opt_spec {
 	  "allow --nginx-pid / pid-file targets that are not nginx processes") \
 	X("k8s-selector", OPT_K8S_SELECTOR, "LABELS", AS_STR(k8s_selector), \
 	  "Kubernetes: attach to the pods on this node that match the label selector, " \
-	  "e.g. app.kubernetes.io/name=nginx (asked again every 2 s; the DaemonSet's way)") \
+	  "e.g. app.kubernetes.io/name=nginx (listed, then watched: pods are attached and " \
+	  "detached as they come and go; the DaemonSet's way)") \
 	X("k8s-namespace", OPT_K8S_NAMESPACE, "NS[,NS...]", AS_STR(k8s_namespaces), \
 	  "Kubernetes: only pods of these namespaces (default: every namespace; on a " \
 	  "cluster shared by tenants, name yours)") \

@@ -160,8 +160,10 @@ static bool check_targets(struct reconciler *r)
 	return changed;
 }
 
-/* The pods --k8s-selector selects now: attach the new ones, detach those
- * no longer selected (their cgroup may live on a while). */
+/* The pods --k8s-selector selects now (the watch's sets): attach the new
+ * ones, detach those no longer selected (their cgroup may live on a
+ * while), but only once every namespace's list is in: a pod not yet
+ * known is not one no longer selected. */
 static bool k8s_sync(struct reconciler *r)
 {
 	struct dataplane *dp = r->dp;
@@ -170,12 +172,8 @@ static bool k8s_sync(struct reconciler *r)
 	bool changed = false, there;
 	int n, i, j;
 
-	n = k8s_targets(r->k8s, r->mnt, now, MAX_TARGETS, err, sizeof(err));
-	if (n < 0) {
-		pr_warn("%s\n", err);
-		return false;
-	}
-	for (i = dp->n_targets - 1; i >= 0; i--) {
+	n = k8s_watch_targets(r->watch, r->mnt, now, MAX_TARGETS);
+	for (i = dp->n_targets - 1; i >= 0 && k8s_watch_complete(r->watch); i--) {
 		if (dp->targets[i].kind != TK_K8S)
 			continue;
 		for (j = 0, there = false; j < n && !there; j++)
@@ -267,7 +265,10 @@ bool reconcile(struct reconciler *r, uint64_t ticks)
 {
 	bool changed = check_targets(r);
 
-	if (r->k8s->selector && ticks % EVERY_TICKS == 0)
+	/* the watch every tick (its events, as they came); the cgroups of
+	 * its pods every other one too: a pod's may come after its event */
+	if (r->k8s->selector && r->watch &&
+	    (k8s_watch_poll(r->watch) || ticks % EVERY_TICKS == 0))
 		changed |= k8s_sync(r);
 	if (r->follow && ticks % EVERY_TICKS == 0)
 		changed |= follow_peers(r);

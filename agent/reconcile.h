@@ -37,6 +37,7 @@ struct reconciler {
 	const char *mnt;                     /* cgroup v2 mount */
 	const struct target_policy *policy;  /* what a target named again may be */
 	const struct k8s_opts *k8s;          /* selector NULL: no pods */
+	struct k8s_watcher *watch;           /* the pods k8s selects, watched */
 	const struct port_set *ports;        /* whose peers are followed */
 	bool follow;
 	unsigned int max_followed;           /* --max-followed */

@@ -222,6 +222,12 @@ static int find_targets(struct runtime *rt, const struct run_opts *o, struct cg_
 			pr_warn("%s: starting without pods, asking again every few seconds\n", err);
 		else
 			*n += i;
+		/* then the loop watches them (k8s.h): a list, and the
+		 * changes as they come, not a list every 2 s per node */
+		if (k8s_watch_init(&rt->k8s_watch, &rt->k8s)) {
+			snprintf(err, errlen, "k8s: no memory for the watch");
+			return -1;
+		}
 	}
 	return 0;
 }
@@ -404,7 +410,8 @@ static void runtime_init(struct runtime *rt, const struct run_opts *o)
 	rt->policy = (struct target_policy){ .any_process = o->any_process,
 					     .allow_root_cgroup = o->allow_root_cgroup };
 	rt->rec = (struct reconciler){ .dp = &rt->dp, .mnt = rt->mnt, .policy = &rt->policy,
-				       .k8s = &rt->k8s, .ports = &rt->ports,
+				       .k8s = &rt->k8s, .watch = &rt->k8s_watch,
+				       .ports = &rt->ports,
 				       .follow = o->follow, .max_followed = o->max_followed };
 }
 
@@ -480,6 +487,7 @@ void runtime_stop(struct runtime *rt)
 	if (observer_running(&rt->xdp))
 		observer_stop(&rt->xdp);
 	metrics_stop(&rt->metrics);
+	k8s_watch_free(&rt->k8s_watch);
 	dataplane_destroy(&rt->dp);
 	/* agent.state is this agent's only while it holds the lock */
 	if (rt->lock_fd >= 0)

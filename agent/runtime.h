@@ -53,7 +53,8 @@ struct runtime {
 	char mnt[PATH_MAX];       /* cgroup v2 mount */
 	struct port_set ports;    /* whose connections are tracked: peers followed */
 	struct target_policy policy; /* what a target named again may be */
-	struct k8s_opts k8s;      /* selector set: pods are looked up every follow tick */
+	struct k8s_opts k8s;      /* selector set: the pods it selects are attached */
+	struct k8s_watcher k8s_watch; /* ... through a watch of the API */
 	struct reconciler rec;    /* what is attached, kept in line every tick */
 	int lock_fd;              /* the single-agent lock (state.h); -1: not held */
 };
