@@ -387,37 +387,62 @@ static void link_pin_path(char *buf, size_t len, const struct cg_target *t, cons
 	snprintf(buf, len, "%s/link-cgroup-%llu%s", PIN_DIR, (unsigned long long)t->id, what);
 }
 
-/* The guard's setsockopt program on the cgroup too (adopted or pinned
- * like the sock_ops link). */
-static int attach_ulp_guard(struct dataplane *dp, const struct cg_target *t, int cg_fd,
-			    char *err, size_t errlen)
+/* One of the guard's cgroup programs on the cgroup too (adopted or
+ * pinned like the sock_ops link, its pin named with @what): the
+ * setsockopt(TCP_ULP) refusal, and the getsockopt an owner asks its
+ * socket's state with (bpf/sockmap_query.h), so a worker of the cgroup
+ * can ask wherever sock_ops runs. */
+static struct bpf_link *attach_guard_prog(struct dataplane *dp, const struct cg_target *t,
+					  int cg_fd, struct bpf_program *prog, const char *what,
+					  char *err, size_t errlen)
 {
 	struct bpf_link *link;
 	char pin[PATH_MAX];
 	int ret;
 
-	if (!dp->guard.skel)
-		return 0;
-	link_pin_path(pin, sizeof(pin), t, "-ulp");
+	link_pin_path(pin, sizeof(pin), t, what);
 	if (dp->pinned && access(pin, F_OK) == 0) {
 		link = bpf_link__open(pin);
-		if (link && bpf_link__update_program(link, guard_ulp_program(&dp->guard))) {
+		if (link && bpf_link__update_program(link, prog)) {
 			bpf_link__destroy(link);
 			link = NULL;
 		}
 	} else {
-		link = guard_attach_cgroup(&dp->guard, cg_fd);
+		link = bpf_program__attach_cgroup(prog, cg_fd);
 	}
 	if (!link) {
-		snprintf(err, errlen, "attaching the ULP guard to %s: %s", t->path, strerror(errno));
-		return -errno;
+		snprintf(err, errlen, "attaching the guard's %s to %s: %s",
+			 bpf_program__name(prog), t->path, strerror(errno));
+		return NULL;
 	}
 	if (dp->pinned && access(pin, F_OK) && (ret = bpf_link__pin(link, pin))) {
 		snprintf(err, errlen, "pinning %s: %s", pin, strerror(-ret));
 		bpf_link__destroy(link);
-		return ret;
+		errno = -ret;
+		return NULL;
 	}
-	dp->ulp_links[dp->n_targets] = link;
+	return link;
+}
+
+static int attach_guard_progs(struct dataplane *dp, const struct cg_target *t, int cg_fd,
+			      char *err, size_t errlen)
+{
+	struct bpf_link *ulp, *query;
+
+	dp->ulp_links[dp->n_targets] = dp->query_links[dp->n_targets] = NULL;
+	if (!dp->guard.skel)
+		return 0;
+	ulp = attach_guard_prog(dp, t, cg_fd, guard_ulp_program(&dp->guard), "-ulp", err, errlen);
+	if (!ulp)
+		return -errno;
+	query = attach_guard_prog(dp, t, cg_fd, guard_query_program(&dp->guard), "-query", err,
+				  errlen);
+	if (!query) {
+		bpf_link__destroy(ulp);
+		return -errno;
+	}
+	dp->ulp_links[dp->n_targets] = ulp;
+	dp->query_links[dp->n_targets] = query;
 	return 0;
 }
 
@@ -476,7 +501,7 @@ int dataplane_attach_cgroup(struct dataplane *dp, const struct cg_target *t, cha
 			goto out;
 		}
 	}
-	ret = attach_ulp_guard(dp, t, cg_fd, err, errlen);
+	ret = attach_guard_progs(dp, t, cg_fd, err, errlen);
 	if (ret) {
 		bpf_link__destroy(link);
 		goto out;
@@ -502,14 +527,19 @@ void dataplane_detach_cgroup(struct dataplane *dp, int i)
 		unlink(pin);
 		link_pin_path(pin, sizeof(pin), &dp->targets[i], "-ulp");
 		unlink(pin);
+		link_pin_path(pin, sizeof(pin), &dp->targets[i], "-query");
+		unlink(pin);
 	}
 	bpf_link__destroy(dp->links[i]);
 	bpf_link__destroy(dp->ulp_links[i]);
+	bpf_link__destroy(dp->query_links[i]);
 	suspects_take(dp);
 	dp->n_targets--;
 	memmove(&dp->links[i], &dp->links[i + 1], (dp->n_targets - i) * sizeof(dp->links[0]));
 	memmove(&dp->ulp_links[i], &dp->ulp_links[i + 1],
 		(dp->n_targets - i) * sizeof(dp->ulp_links[0]));
+	memmove(&dp->query_links[i], &dp->query_links[i + 1],
+		(dp->n_targets - i) * sizeof(dp->query_links[0]));
 	memmove(&dp->targets[i], &dp->targets[i + 1], (dp->n_targets - i) * sizeof(dp->targets[0]));
 }
 
@@ -522,6 +552,7 @@ void dataplane_destroy(struct dataplane *dp)
 	for (i = 0; i < dp->n_targets; i++) {
 		bpf_link__destroy(dp->links[i]);
 		bpf_link__destroy(dp->ulp_links[i]);
+		bpf_link__destroy(dp->query_links[i]);
 	}
 	dp->n_targets = 0;
 	if (dp->guard.skel)

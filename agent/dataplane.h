@@ -58,6 +58,7 @@ struct dataplane {
 	struct guard guard;           /* loaded when params.guard */
 	struct bpf_link *links[MAX_TARGETS];        /* sock_ops */
 	struct bpf_link *ulp_links[MAX_TARGETS];    /* the guard's setsockopt */
+	struct bpf_link *query_links[MAX_TARGETS];  /* its getsockopt */
 	struct cg_target targets[MAX_TARGETS];
 	int n_targets;
 	bool msg_attached;

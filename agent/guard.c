@@ -401,14 +401,14 @@ void guard_disarm(struct guard *g)
 		forget_oob_senders(g);
 }
 
-struct bpf_link *guard_attach_cgroup(struct guard *g, int cg_fd)
-{
-	return bpf_program__attach_cgroup(g->skel->progs.sockopt_ulp, cg_fd);
-}
-
 struct bpf_program *guard_ulp_program(const struct guard *g)
 {
 	return g->skel->progs.sockopt_ulp;
+}
+
+struct bpf_program *guard_query_program(const struct guard *g)
+{
+	return g->skel->progs.sockopt_query;
 }
 
 void guard_destroy(struct guard *g)

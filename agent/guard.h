@@ -61,10 +61,11 @@ const char *guard_ia32(const struct guard *g);
  * senders they marked.  arming.c decides when. */
 int guard_arm(struct guard *g);
 void guard_disarm(struct guard *g);
-/* setsockopt(TCP_ULP) refusal on a cgroup: a bpf_link, NULL + errno. */
-struct bpf_link *guard_attach_cgroup(struct guard *g, int cg_fd);
-/* The program guard_attach_cgroup attaches (to adopt a pinned link). */
+/* The guard's cgroup programs, which the data plane attaches to each of
+ * its cgroups with sock_ops (dataplane.c): setsockopt(TCP_ULP) refusal,
+ * and the owner's question (bpf/sockmap_query.h). */
 struct bpf_program *guard_ulp_program(const struct guard *g);
+struct bpf_program *guard_query_program(const struct guard *g);
 void guard_destroy(struct guard *g);
 
 int guard_progs(const struct guard *g, struct prog_ref *out, int max);

@@ -131,7 +131,10 @@ struct sock_state {
 	__u32 peer_rcvbuf;       /* slow-reader fallback: peer's sk_rcvbuf */
 	__u32 flags;             /* enum sock_state_flags */
 	__u8 doom_reason;        /* enum reset_reason, with SS_DOOMED */
-	__u8 _pad[3];
+	__u8 fallback;           /* enum fallback_reason + 1 that kept this
+				  * life off the redirect path (0: none), for
+				  * the owner's own question (sockmap_query.h) */
+	__u8 _pad[2];
 	__u64 unread_bound;      /* at least what the peer left unread of ours:
 				  * its psock count when last read, plus what
 				  * we redirected since (msg_redirect) */

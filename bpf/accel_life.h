@@ -99,6 +99,7 @@ static __always_inline struct sock_state *life_begin(struct bpf_sock_ops *skops,
 	__builtin_memset(st, 0, sizeof(*st));
 	st->life = life;
 	if (!guards_armed()) {
+		NOTE_WHY(st, FB_ARMING);
 		STAT_ADD(fallbacks[FB_ARMING], 1);
 		return NULL;
 	}
@@ -107,6 +108,7 @@ static __always_inline struct sock_state *life_begin(struct bpf_sock_ops *skops,
 	st->self.isn = skops->snd_nxt;
 	self = st->self;
 	if (bpf_sock_hash_update(skops, &sock_hash, &self, BPF_NOEXIST)) {
+		NOTE_WHY(st, FB_NO_ROOM);
 		STAT_ADD(fallbacks[FB_NO_ROOM], 1);
 		return NULL;
 	}

@@ -71,8 +71,10 @@ static __always_inline void track_active(struct bpf_sock_ops *skops)
 			e = bpf_map_lookup_elem(&endpoints, &key);
 			if (e)
 				__sync_fetch_and_or(&e->flags, EP_AMBIGUOUS);
+			NOTE_WHY(st, FB_AMBIGUOUS);
 			NOTE_FALLBACK(FB_AMBIGUOUS, st->cookie, svc.port);
 		} else {
+			NOTE_WHY(st, FB_NO_ROOM);
 			NOTE_FALLBACK(FB_NO_ROOM, st->cookie, svc.port);
 		}
 		untrack_self(st);
@@ -181,6 +183,7 @@ static __always_inline void track_passive(struct bpf_sock_ops *skops)
 	if (__sync_val_compare_and_swap(&e->claim, nonce, st->cookie) != nonce) {
 		/* withdrawn (its first byte went out) or claimed meanwhile */
 		STAT_ADD(claims_lost, 1);
+		NOTE_WHY(st, FB_NO_PEER);
 		NOTE_FALLBACK(FB_NO_PEER, st->cookie, svc.port);
 		untrack_self(st);
 		return;
@@ -272,8 +275,10 @@ static __always_inline void active_first_packet(struct bpf_sock_ops *skops)
 		return;
 	if (active_decide(st, &key) == 0)
 		return;
-	if (!(st->flags & SS_TCP)) /* not counted at a send already */
+	if (!(st->flags & SS_TCP)) { /* not counted at a send already */
+		NOTE_WHY(st, FB_NO_PEER);
 		NOTE_FALLBACK(FB_NO_PEER, st->cookie, st->service.port);
+	}
 	untrack_self(st);
 }
 

@@ -33,6 +33,7 @@ static __always_inline int fall_back(struct sock_state *st, enum fallback_reason
 {
 	if (st) {
 		st->flags |= SS_TCP;
+		NOTE_WHY(st, why);
 		NOTE_FALLBACK(why, st->cookie, st->service.port);
 	} else {
 		STAT_ADD(fallbacks[why], 1);

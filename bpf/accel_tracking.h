@@ -42,6 +42,10 @@ static __always_inline void emit_conn(__u16 kind, __u64 cookie, __u64 peer, __u1
 		emit_conn(EV_FALLBACK, (cookie), 0, (sport), (why), 0, 0); \
 	} while (0)
 
+/* ... and keep it in the socket's state, where its owner can ask why
+ * (struct sockmap_query, guard.bpf.c sockopt_query): once per decision. */
+#define NOTE_WHY(st, why) ((st)->fallback = (why) + 1)
+
 static __always_inline int port_tracked(__u16 local, __u16 remote)
 {
 	if (ports_all)

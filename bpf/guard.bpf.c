@@ -22,6 +22,12 @@
  *                   when TCP_ULP fails; its service endpoint is learned,
  *                   so that endpoint's later connections are not paired
  *                   and get their kTLS.
+ *   sockopt_query   getsockopt(SOCKMAP_QUERY_LEVEL, SOCKMAP_QUERY_OPTNAME)
+ *                   on any socket: what the data plane decided for it
+ *                   (bpf/sockmap_query.h), for its owner (nginx's
+ *                   $sockmap).  Here, beside sockopt_ulp, because the
+ *                   agent attaches this object's cgroup programs to
+ *                   every cgroup it attaches sock_ops to.
  *
  * The enforcer's iterators live in sockiter.bpf.c, an object of their own:
  * a host that refuses tracing programs refuses them, and one refused
@@ -51,6 +57,7 @@
 #include "accel.h"
 #include "accel_maps.h"
 #include "psock.h"
+#include "sockmap_query.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -60,6 +67,7 @@ char LICENSE[] SEC("license") = "GPL";
 #define TCP_ULP     31
 #define S_IFMT      00170000
 #define S_IFSOCK    0140000
+#define PAGE_SIZE   4096
 
 /* Sockets already reported as spliced: a non-blocking splicer calls
  * splice() in a loop until the reset lands. */
@@ -374,4 +382,59 @@ int sockopt_ulp(struct bpf_sockopt *ctx)
 	service_learn_hazard(side_of(st, true), PH_ULP);
 	STAT_ADD(ulp_refused, 1);
 	return 0; /* EPERM */
+}
+
+/* What the data plane decided for this socket (struct sockmap_query). */
+static __always_inline void query_fill(struct sockmap_query *q, const struct sock_state *st)
+{
+	if (!st)
+		return; /* SQ_NOT_TRACKED */
+	q->redirected_bytes = st->redirected_bytes;
+	if (st->flags & SS_DOOMED) {
+		q->state = SQ_RESET;
+		q->reason = st->doom_reason;
+	} else if ((st->flags & SS_PAIRED) && !(st->flags & SS_TCP)) {
+		q->state = st->redirected_bytes ? SQ_REDIRECTED : SQ_PAIRED;
+	} else if (st->fallback && st->fallback <= FB__MAX) {
+		q->state = SQ_FALLBACK;
+		q->reason = st->fallback - 1;
+	} else if (st->flags & SS_TRACKED) {
+		q->state = SQ_PENDING;
+	}
+}
+
+/*
+ * The owner of a socket asks what became of it (bpf/sockmap_query.h).
+ * Runs after the kernel's own getsockopt, for every getsockopt in the
+ * cgroup: any other (level, optname) returns at the first compare, with
+ * the kernel's answer as it was.  An option longer than a page reaches
+ * programs cut to one page: optlen 0 tells the kernel to hand the
+ * caller its own full answer (kernel/bpf/cgroup.c
+ * __cgroup_bpf_run_filter_getsockopt, as the kernel's
+ * tools/testing/selftests/bpf/progs/sockopt_sk.c does).
+ */
+SEC("cgroup/getsockopt")
+int sockopt_query(struct bpf_sockopt *ctx)
+{
+	struct sockmap_query q = { .version = SOCKMAP_QUERY_VERSION };
+	void *optval = ctx->optval, *end = ctx->optval_end;
+	struct sock_state *st = NULL;
+	struct bpf_sock *sk;
+
+	if (ctx->level != SOCKMAP_QUERY_LEVEL || ctx->optname != SOCKMAP_QUERY_OPTNAME) {
+		if (ctx->optlen > PAGE_SIZE)
+			ctx->optlen = 0;
+		return 1;
+	}
+	/* too short a buffer: the kernel's ENOPROTOOPT stands */
+	if (optval + sizeof(q) > end)
+		return 1;
+	sk = ctx->sk;
+	if (sk)
+		st = bpf_sk_storage_get(&sk_state, sk, 0, 0);
+	query_fill(&q, st);
+	__builtin_memcpy(optval, &q, sizeof(q));
+	ctx->optlen = sizeof(q);
+	ctx->retval = 0;
+	return 1;
 }
