@@ -5,7 +5,8 @@
 
 .DELETE_ON_ERROR:
 .PHONY: FORCE all deps build-deps test tools fuzz fuzzers units demo bench bench-maps compose-bench clean check-tools \
-	vmtest vmtest-quick vmtest-systemd kernels-doc counters-doc alerts-doc man install uninstall deb
+	vmtest vmtest-quick vmtest-systemd kernels-doc counters-doc alerts-doc man install uninstall deb \
+	module
 
 BUILD    := build
 CLANG    ?= clang-19
@@ -185,6 +186,32 @@ SECS ?= 60
 fuzz: $(FUZZERS)
 	./tests/fuzz/run --secs $(SECS)
 
+
+# The nginx modules ($sockmap, $sockmap_upstream: nginx-module/), built
+# against the headers of the nginx they load into: Debian's nginx-dev
+# (NGINX_SRC, its configure flags with --with-compat, as dh_nginx builds
+# third-party modules), configured once in a copy under build/nginx.
+# stream{} is a dynamic module in Debian (libnginx-mod-stream), hence
+# --with-stream=dynamic: its headers, not its build.
+NGINX_SRC ?= /usr/share/nginx/src
+MODULES   := $(BUILD)/ngx_http_sockmap_module.so $(BUILD)/ngx_stream_sockmap_module.so
+
+module: $(MODULES)
+
+$(BUILD)/nginx/objs/Makefile: nginx-module/config | $(BUILD)
+	@test -x $(NGINX_SRC)/configure || { echo "no $(NGINX_SRC): apt-get install nginx-dev (make deps)"; exit 1; }
+	@echo "  NGINX   configure (build/nginx/configure.log)"
+	$(Q)rm -rf $(BUILD)/nginx && mkdir -p $(BUILD)/nginx
+	$(Q)cp -a $(NGINX_SRC)/. $(BUILD)/nginx/
+	$(Q)cd $(BUILD)/nginx && bash -c '. ./conf_flags && ./configure "$${NGX_CONF_FLAGS[@]}" \
+		--with-stream=dynamic --add-dynamic-module=$(CURDIR)/nginx-module' >configure.log 2>&1 || \
+		{ tail -20 configure.log; exit 1; }
+
+$(MODULES): $(BUILD)/nginx/objs/Makefile nginx-module/*.c nginx-module/*.h bpf/*.h
+	@echo "  NGINX   $(notdir $@)"
+	$(Q)$(MAKE) -s -C $(BUILD)/nginx -f objs/Makefile objs/$(notdir $@) >$(BUILD)/nginx/make.log 2>&1 || \
+		{ tail -30 $(BUILD)/nginx/make.log; exit 1; }
+	$(Q)cp $(BUILD)/nginx/objs/$(notdir $@) $@
 
 deps:
 	./scripts/deps.sh
