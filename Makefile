@@ -220,7 +220,10 @@ deps:
 build-deps:
 	./scripts/deps.sh --build
 
+# the nginx modules too where nginx-dev is installed (nginx_module_var.sh
+# skips without it)
 test: all tools
+	if [ -x $(NGINX_SRC)/configure ]; then $(MAKE) module; fi
 	./tests/run
 
 # The kernel matrix (tests/vm/run): Debian's kernels (bookworm's 6.1 and

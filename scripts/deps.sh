@@ -63,6 +63,10 @@ fi
 # stubs (raw-bytes methods), so no protobuf compiler.
 [ $build_only = 1 ] || PKGS="$PKGS php8.2-fpm postgresql-15 redis-server redis-tools libnginx-mod-stream
       python3-websockets python3-grpcio"
+# nginx-dev: the headers and configure flags of Debian's nginx, which the
+# nginx modules (nginx-module/, `make module`) are built against, as
+# Debian builds third-party modules (nginx_module_var.sh loads them).
+[ $build_only = 1 ] || PKGS="$PKGS nginx-dev"
 if [ $print = 1 ]; then
 	echo $PKGS $BACKPORTS_PKGS | tr ' ' '\n' | sort -u
 	exit 0

@@ -1,8 +1,8 @@
 # timeout: 30
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # Proves: docs/DESIGN.md's "Map of the rooms" names every source file of
-# the tree (bpf, agent, tests, bench, scripts, docker, dist, debian, deploy's scripts;
-# the fuzz targets, not their corpora)
+# the tree (bpf, agent, nginx-module, tests, bench, scripts, docker, dist,
+# debian, deploy's scripts; the fuzz targets, not their corpora)
 # and no file that is
 # gone, so the map a newcomer reads stays true.
 . "$(dirname "$0")/../lib/common.sh"
@@ -14,7 +14,7 @@ sed -n '/^## Map of the rooms/,/^## /p' docs/DESIGN.md |
 	grep -o '^- `[^`]*`\(, `[^`]*`\)*' | grep -o '`[^`]*`' | tr -d '`' | sort -u >"$TMP/map"
 [ -s "$TMP/map" ] || fail "no map found in docs/DESIGN.md"
 {
-	git ls-files bpf agent tests/run tests/lib tests/tools tests/prog tests/bpf tests/unit tests/vm bench scripts docker dist debian |
+	git ls-files bpf agent nginx-module tests/run tests/lib tests/tools tests/prog tests/bpf tests/unit tests/vm bench scripts docker dist debian |
 		grep -v '^tests/vm/known$'
 	git ls-files deploy | grep -E '\.(sh|py)$'
 	git ls-files tests/fuzz | grep -v '^tests/fuzz/corpus/'
