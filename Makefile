@@ -101,7 +101,9 @@ $(BUILD) $(BUILD)/agent:
 	$(Q)mkdir -p $@
 
 # Test helpers: small C programs the integration tests drive.
-TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(wildcard tests/tools/*.c))
+# (ia32kit is a 32-bit program: guard_ia32.sh builds it with gcc -m32, where
+# gcc-multilib is installed)
+TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(filter-out tests/tools/ia32kit.c,$(wildcard tests/tools/*.c)))
 # splicekit --io-uring and uringkit: liburing (scripts/deps.sh)
 $(BUILD)/tools/splicekit $(BUILD)/tools/uringkit: TOOL_LIBS = -luring
 $(BUILD)/tools/%: tests/tools/%.c tests/tools/toolkit.h $(BUILD)/cflags

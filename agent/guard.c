@@ -56,6 +56,7 @@ static int hook_progs(const struct guard *g, enum guard_hooks hooks, struct bpf_
 	out[n++] = s->progs.sendto_exit;
 	out[n++] = s->progs.sendmsg_exit;
 	out[n++] = s->progs.sendmmsg_exit;
+	out[n++] = s->progs.ia32_enter;
 	out[n++] = s->progs.sendto_enter;
 	out[n++] = s->progs.sendmsg_enter;
 	out[n++] = s->progs.sendmmsg_enter;
@@ -118,6 +119,7 @@ static int load_with(struct guard *g, const struct bpf_object *dataplane, enum g
 	if (err)
 		return err;
 	g->skel->rodata->uring_splice = g->splice;
+	g->skel->rodata->ia32_splice = g->splice;
 	g->hooks = hooks;
 	for (k = 0; k < 2; k++) {
 		if (sets[k] == hooks)
@@ -126,110 +128,11 @@ static int load_with(struct guard *g, const struct bpf_object *dataplane, enum g
 		for (i = 0; i < n; i++)
 			bpf_program__set_autoload(progs[i], false);
 	}
+	if (!g->ia32)
+		bpf_program__set_autoload(g->skel->progs.ia32_enter, false);
 	/* one copy of every shared map: the data plane's */
 	err = object_share_maps(g->skel->obj, dataplane);
 	return err ? err : guard_bpf__load(g->skel);
-}
-
-/* Loaded and attached once: a refusal at attach (fentry: an ftrace user
- * with IPMODIFY on the function, an LSM; tracepoints: no tracefs and no
- * right to mount it) must make auto fall back too, not fail later.  The
- * hooks stay attached: arming_start() arms at once (arming.c), and
- * detaching the tracepoints here to attach them again there cost 0.6 s
- * of every start (destroy_links()). */
-static int hooks_that_attach(struct guard *g, const struct bpf_object *dataplane,
-			     enum guard_hooks hooks)
-{
-	int err = load_with(g, dataplane, hooks);
-
-	if (!err)
-		err = guard_arm(g); /* detaches what it attached when it fails */
-	if (err) {
-		guard_bpf__destroy(g->skel);
-		g->skel = NULL;
-		return err;
-	}
-	return 0;
-}
-
-/* EPERM where a policy refuses the program type (this project's own
- * development hosts, a BPF LSM), ENOTSUPP without a JIT for it, ESRCH or
- * ENOENT without the function in BTF or the tracepoint in tracefs:
- * expected.  Anything else may be a bug of ours: still fall back, but
- * say so. */
-static bool expected_refusal(int err)
-{
-	return err == -EPERM || err == -EACCES || err == -ENOTSUPP || err == -EOPNOTSUPP ||
-	       err == -ESRCH || err == -ENOENT || err == -EINVAL;
-}
-
-int guard_load(struct guard *g, const struct bpf_object *dataplane, enum guard_hooks want,
-	       bool splice)
-{
-	int err;
-
-	g->splice = splice;
-	g->fentry_err = g->tracepoints_err = 0;
-	if (want == GUARD_HOOKS_AUTO || want == GUARD_HOOKS_FENTRY) {
-		err = hooks_that_attach(g, dataplane, GUARD_HOOKS_FENTRY);
-		if (!err)
-			return 0;
-		g->fentry_err = -err;
-		if (want == GUARD_HOOKS_FENTRY) {
-			pr_warn("--guard-hooks fentry: this kernel refuses the guard's fentry programs "
-				"(%s; -v shows why); --guard-hooks tracepoints loads where tracing "
-				"programs are refused\n", strerror(-err));
-			return err;
-		}
-		if (expected_refusal(err))
-			pr_info("the guard's fentry programs were refused (%s): using syscall "
-				"tracepoints, which slow every syscall on the host while sockets are "
-				"tracked\n", strerror(-err));
-		else
-			pr_warn("the guard's fentry programs failed (%s; -v shows why): using syscall "
-				"tracepoints, which slow every syscall on the host while sockets are "
-				"tracked\n", strerror(-err));
-	}
-	if (want != GUARD_HOOKS_NONE) {
-		err = hooks_that_attach(g, dataplane, GUARD_HOOKS_TRACEPOINTS);
-		if (!err)
-			return 0;
-		g->tracepoints_err = -err;
-		if (want == GUARD_HOOKS_TRACEPOINTS) {
-			pr_warn("--guard-hooks tracepoints: the guard's tracepoints failed: %s "
-				"(-v shows why)\n", strerror(-err));
-			return err;
-		}
-		pr_warn("the guard's tracepoints failed too (%s): splice and MSG_OOB are unguarded\n",
-			strerror(-err));
-	}
-	/* The ULP refusal (cgroup/setsockopt) needs no tracing: it must not
-	 * go with the hooks.  The caller keeps the data plane paused. */
-	err = load_with(g, dataplane, GUARD_HOOKS_NONE);
-	if (err) {
-		pr_warn("loading the guard's ULP refusal failed: %s (run with -v for the verifier log)\n",
-			strerror(-err));
-		guard_bpf__destroy(g->skel);
-		g->skel = NULL;
-	}
-	return err;
-}
-
-void guard_describe(const struct guard *g, char *hooks, size_t hlen, char *why, size_t wlen)
-{
-	snprintf(hooks, hlen, "%s", g->skel ? guard_hooks_names[g->hooks] : "");
-	if (g->hooks == GUARD_HOOKS_NONE && g->tracepoints_err)
-		snprintf(why, wlen, "fentry: %s, tracepoints: %s",
-			 g->fentry_err ? strerror(g->fentry_err) : "not tried",
-			 strerror(g->tracepoints_err));
-	else if (g->hooks == GUARD_HOOKS_NONE)
-		snprintf(why, wlen, "--guard-hooks none");
-	else if (g->fentry_err)
-		snprintf(why, wlen, "fentry refused: %s", strerror(g->fentry_err));
-	else if (g->hooks == GUARD_HOOKS_TRACEPOINTS)
-		snprintf(why, wlen, "--guard-hooks tracepoints");
-	else
-		snprintf(why, wlen, "%s", "");
 }
 
 #ifdef __x86_64__
@@ -275,24 +178,155 @@ static bool ia32_syscalls_run(void)
 	return !((WIFEXITED(st) && WEXITSTATUS(st) == 2) ||
 		 (WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV));
 }
+#else
+static bool ia32_syscalls_run(void)
+{
+	return false;
+}
 #endif
+
+static bool ia32_arch(void)
+{
+#ifdef __x86_64__
+	return true;
+#else
+	return false;
+#endif
+}
+
+/* Loaded and attached once: a refusal at attach (fentry: an ftrace user
+ * with IPMODIFY on the function, an LSM; tracepoints: no tracefs and no
+ * right to mount it) must make auto fall back too, not fail later.  The
+ * hooks stay attached: arming_start() arms at once (arming.c), and
+ * detaching the tracepoints here to attach them again there cost 0.6 s
+ * of every start (destroy_links()). */
+static int hooks_that_attach(struct guard *g, const struct bpf_object *dataplane,
+			     enum guard_hooks hooks)
+{
+	int err = load_with(g, dataplane, hooks);
+
+	if (!err)
+		err = guard_arm(g); /* detaches what it attached when it fails */
+	if (err) {
+		guard_bpf__destroy(g->skel);
+		g->skel = NULL;
+		return err;
+	}
+	return 0;
+}
+
+/* EPERM where a policy refuses the program type (this project's own
+ * development hosts, a BPF LSM), ENOTSUPP without a JIT for it, ESRCH or
+ * ENOENT without the function in BTF or the tracepoint in tracefs:
+ * expected.  Anything else may be a bug of ours: still fall back, but
+ * say so. */
+static bool expected_refusal(int err)
+{
+	return err == -EPERM || err == -EACCES || err == -ENOTSUPP || err == -EOPNOTSUPP ||
+	       err == -ESRCH || err == -ENOENT || err == -EINVAL;
+}
+
+int guard_load(struct guard *g, const struct bpf_object *dataplane, enum guard_hooks want,
+	       bool splice)
+{
+	int err;
+
+	g->splice = splice;
+	g->fentry_err = g->tracepoints_err = 0;
+	g->ia32 = g->ia32_runs = false;
+	if (want == GUARD_HOOKS_AUTO || want == GUARD_HOOKS_FENTRY) {
+		err = hooks_that_attach(g, dataplane, GUARD_HOOKS_FENTRY);
+		if (!err)
+			return 0;
+		g->fentry_err = -err;
+		if (want == GUARD_HOOKS_FENTRY) {
+			pr_warn("--guard-hooks fentry: this kernel refuses the guard's fentry programs "
+				"(%s; -v shows why); --guard-hooks tracepoints loads where tracing "
+				"programs are refused\n", strerror(-err));
+			return err;
+		}
+		if (expected_refusal(err))
+			pr_info("the guard's fentry programs were refused (%s): using syscall "
+				"tracepoints, which slow every syscall on the host while sockets are "
+				"tracked\n", strerror(-err));
+		else
+			pr_warn("the guard's fentry programs failed (%s; -v shows why): using syscall "
+				"tracepoints, which slow every syscall on the host while sockets are "
+				"tracked\n", strerror(-err));
+	}
+	if (want != GUARD_HOOKS_NONE) {
+		/* ia32 syscalls need a hook of their own there (ia32_enter,
+		 * on every syscall): only where they run */
+		g->ia32 = g->ia32_runs = ia32_syscalls_run();
+		err = hooks_that_attach(g, dataplane, GUARD_HOOKS_TRACEPOINTS);
+		if (err && g->ia32) {
+			/* a raw tracepoint a policy refuses must not cost the
+			 * 64-bit hooks: without it, status says "unseen" */
+			g->ia32 = false;
+			if (!hooks_that_attach(g, dataplane, GUARD_HOOKS_TRACEPOINTS)) {
+				pr_warn("the guard's hook for 32-bit (ia32) syscalls "
+					"(raw_syscalls:sys_enter) failed (%s): their splices and "
+					"MSG_OOB sends are unseen\n", strerror(-err));
+				return 0;
+			}
+			g->ia32 = true;
+		}
+		if (!err)
+			return 0;
+		g->tracepoints_err = -err;
+		if (want == GUARD_HOOKS_TRACEPOINTS) {
+			pr_warn("--guard-hooks tracepoints: the guard's tracepoints failed: %s "
+				"(-v shows why)\n", strerror(-err));
+			return err;
+		}
+		pr_warn("the guard's tracepoints failed too (%s): splice and MSG_OOB are unguarded\n",
+			strerror(-err));
+	}
+	/* The ULP refusal (cgroup/setsockopt) needs no tracing: it must not
+	 * go with the hooks.  The caller keeps the data plane paused. */
+	err = load_with(g, dataplane, GUARD_HOOKS_NONE);
+	if (err) {
+		pr_warn("loading the guard's ULP refusal failed: %s (run with -v for the verifier log)\n",
+			strerror(-err));
+		guard_bpf__destroy(g->skel);
+		g->skel = NULL;
+	}
+	return err;
+}
+
+void guard_describe(const struct guard *g, char *hooks, size_t hlen, char *why, size_t wlen)
+{
+	snprintf(hooks, hlen, "%s", g->skel ? guard_hooks_names[g->hooks] : "");
+	if (g->hooks == GUARD_HOOKS_NONE && g->tracepoints_err)
+		snprintf(why, wlen, "fentry: %s, tracepoints: %s",
+			 g->fentry_err ? strerror(g->fentry_err) : "not tried",
+			 strerror(g->tracepoints_err));
+	else if (g->hooks == GUARD_HOOKS_NONE)
+		snprintf(why, wlen, "--guard-hooks none");
+	else if (g->fentry_err)
+		snprintf(why, wlen, "fentry refused: %s", strerror(g->fentry_err));
+	else if (g->hooks == GUARD_HOOKS_TRACEPOINTS)
+		snprintf(why, wlen, "--guard-hooks tracepoints");
+	else
+		snprintf(why, wlen, "%s", "");
+}
 
 /* The syscall tracepoints never fire for ia32 syscalls (x86's
  * ARCH_TRACE_IGNORE_COMPAT_SYSCALLS, arch/x86/include/asm/ftrace.h;
  * kernel/trace/trace_syscalls.c trace_get_syscall_nr): a 32-bit
  * program's splice or MSG_OOB send, or a 64-bit one's through int $0x80,
- * is not seen there.  fentry sees them (tcp_splice_read() and
- * tcp_bpf_sendmsg() whatever the syscall).  "unseen" where they run,
- * "off" where ia32 emulation is off, "" for fentry, none, or not x86-64. */
+ * is seen by ia32_enter on raw_syscalls:sys_enter (bpf/guard.bpf.c) only.
+ * fentry sees them (tcp_splice_read() and tcp_bpf_sendmsg() whatever the
+ * syscall).  "guarded" where they run and ia32_enter is loaded, "unseen"
+ * where they run and it is not (refused), "off" where ia32 emulation is
+ * off, "" for fentry, none, or not x86-64. */
 const char *guard_ia32(const struct guard *g)
 {
-	if (!g->skel || g->hooks != GUARD_HOOKS_TRACEPOINTS)
+	if (!g->skel || g->hooks != GUARD_HOOKS_TRACEPOINTS || !ia32_arch())
 		return "";
-#ifdef __x86_64__
-	return ia32_syscalls_run() ? "unseen" : "off";
-#else
-	return "";
-#endif
+	if (g->ia32)
+		return "guarded";
+	return g->ia32_runs ? "unseen" : "off";
 }
 
 /* libbpf attaches tracepoints through tracefs (events/.../id), which a
@@ -348,6 +382,8 @@ int guard_arm(struct guard *g)
 		if (!g->splice && splice_hook(g, progs[i]))
 			continue;
 		if (uring_hook(g, progs[i]) && !kernel_has_uring())
+			continue;
+		if (progs[i] == g->skel->progs.ia32_enter && !g->ia32)
 			continue;
 		g->hook_links[g->n_hooks] = bpf_program__attach(progs[i]);
 		if (!g->hook_links[g->n_hooks]) {

@@ -41,6 +41,8 @@ struct guard {
 	struct bpf_link *hook_links[GUARD_MAX_HOOKS]; /* while armed (arming.c) */
 	int n_hooks;
 	bool splice;                     /* splice's hook too */
+	bool ia32_runs;                  /* tracepoints: ia32 syscalls run here */
+	bool ia32;                       /* and ia32_enter is loaded for them */
 };
 
 /* Open and load, sharing every map of the same name with the data plane's
@@ -53,9 +55,10 @@ int guard_load(struct guard *g, const struct bpf_object *dataplane, enum guard_h
 /* For status: the hooks loaded (fentry, tracepoints, none) and, for the
  * weaker ones, why ("fentry refused: ...", "--guard-hooks tracepoints"). */
 void guard_describe(const struct guard *g, char *hooks, size_t hlen, char *why, size_t wlen);
-/* For status, on the tracepoint hooks of x86-64: "unseen" where 32-bit
- * (ia32) syscalls run here, which they do not see; "off" where ia32
- * emulation is off; else "".  Forks a child to find out. */
+/* For status, on the tracepoint hooks of x86-64: "guarded" where 32-bit
+ * (ia32) syscalls run here and the guard's raw_syscalls hook sees them,
+ * "unseen" where that hook was refused; "off" where ia32 emulation is
+ * off; else "". */
 const char *guard_ia32(const struct guard *g);
 /* The hooks (MSG_OOB sends, splice): attach, or detach and forget the
  * senders they marked.  arming.c decides when. */

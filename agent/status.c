@@ -63,7 +63,9 @@ void status_print_text(FILE *out, const struct counters *c, const struct agent_i
 		fprintf(out, "guard       tracepoints: every syscall on the host is slower while armed\n"
 			"            (%s)\n", info->guard_why);
 		/* guard.c guard_ia32() */
-		if (!strcmp(info->guard_ia32, "unseen"))
+		if (!strcmp(info->guard_ia32, "guarded"))
+			fprintf(out, "            32-bit (ia32) syscalls: seen on raw_syscalls:sys_enter\n");
+		else if (!strcmp(info->guard_ia32, "unseen"))
 			fprintf(out, "            32-bit (ia32) syscalls run here and are not seen\n");
 		else if (!strcmp(info->guard_ia32, "off"))
 			fprintf(out, "            32-bit (ia32) syscalls: none (ia32 emulation is off)\n");

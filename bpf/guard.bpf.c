@@ -47,7 +47,9 @@
  *                   attached every syscall of every task on the host takes
  *                   the slow entry path (kernel/tracepoint.c
  *                   syscall_regfunc sets SYSCALL_TRACEPOINT on all
- *                   threads).
+ *                   threads).  ia32_enter, on raw_syscalls:sys_enter,
+ *                   does the same for 32-bit syscalls, which those
+ *                   events never see (below).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -343,6 +345,154 @@ SEC("tracepoint/syscalls/sys_exit_io_uring_enter")
 int uring_enter_exit(void *ctx)
 {
 	oob_exit();
+	return 0;
+}
+
+/*
+ * 32-bit (ia32) syscalls: x86-64 fires no syscalls/sys_enter_* event for
+ * them (arch/x86/include/asm/ftrace.h ARCH_TRACE_IGNORE_COMPAT_SYSCALLS;
+ * kernel/trace/trace_syscalls.c trace_get_syscall_nr() returns -1), so a
+ * 32-bit program, or a 64-bit one through int $0x80, would splice or send
+ * MSG_OOB unseen by the hooks above.  raw_syscalls:sys_enter fires for
+ * every syscall, compat ones too (kernel/entry/syscall-common.c
+ * syscall_trace_enter, with the 32-bit number): this program does for the
+ * ia32 numbers what the hooks above do for the 64-bit ones.  It runs on
+ * every syscall of every task while attached, so its common path is a
+ * switch on the number and one array lookup; the agent attaches it only
+ * with the tracepoint set, where ia32 syscalls run (agent/guard.c).  A raw
+ * tracepoint: no event record is built for it, and hosts that refuse
+ * tracing programs (BPF_PROG_TYPE_TRACING) take it.
+ *
+ * Numbers: arch/x86/entry/syscalls/syscall_32.tbl; socketcall's calls:
+ * include/uapi/linux/net.h.  The arguments of an ia32 syscall are in
+ * bx, cx, dx, si, di, bp (arch/x86/include/asm/syscall.h).  x32 syscalls,
+ * also unseen by the syscall events, are not handled: CONFIG_X86_X32_ABI
+ * (README, Limits).
+ */
+#define NR32_SOCKETCALL 102
+#define NR32_SENDFILE   187
+#define NR32_SENDFILE64 239
+#define NR32_SPLICE     313
+#define NR32_SENDMMSG   345
+#define NR32_SENDTO     369
+#define NR32_SENDMSG    370
+#define SYS_SEND        9
+#define SYS_SENDTO      11
+#define SYS_SENDMSG     16
+#define SYS_SENDMMSG    20
+#define TS_COMPAT       0x0002 /* arch/x86/include/asm/thread_info.h */
+
+const volatile bool ia32_splice = true; /* false where splice(2) reads redirected bytes */
+
+/* x86 only: flavors, so that the object builds from any arch's vmlinux.h
+ * (elsewhere the agent never loads this program) */
+struct pt_regs___x86 {
+	unsigned long bx, cx, dx, si;
+} __attribute__((preserve_access_index));
+
+struct thread_info___x86 {
+	__u32 status;
+} __attribute__((preserve_access_index));
+
+struct task_struct___x86 {
+	struct thread_info___x86 thread_info;
+} __attribute__((preserve_access_index));
+
+/* in_ia32_syscall() (arch/x86/include/asm/compat.h) */
+static __always_inline bool in_ia32_syscall(void)
+{
+	struct task_struct___x86 *t = (void *)bpf_get_current_task();
+
+	return BPF_CORE_READ(t, thread_info.status) & TS_COMPAT;
+}
+
+/* The flags of a socketcall send, from its argument block in user memory
+ * (unsigned ints: compat_sys_socketcall, net/compat.c).  One the
+ * program can't read (the page not resident: this hook can't fault it
+ * in; the kernel's copy will) counts as MSG_OOB: a mark costs a send on
+ * a socket that is not ours nothing (only msg_redirect reads it).
+ * Another thread of the caller can rewrite the block between this read
+ * and the kernel's copy: the flags it writes then are not seen (README,
+ * Limits). */
+static __always_inline __u64 socketcall_flags(__u32 call, unsigned long args)
+{
+	__u32 flags;
+	int i;
+
+	if (call == SYS_SENDMSG)
+		i = 2; /* fd, msg, flags */
+	else
+		i = 3; /* SEND: fd, buf, len, flags; SENDTO: ..., addr, addrlen;
+			* SENDMMSG: fd, mmsg, vlen, flags */
+	if (bpf_probe_read_user(&flags, sizeof(flags), (void *)(args + i * sizeof(__u32))))
+		return MSG_OOB;
+	return flags;
+}
+
+SEC("raw_tracepoint/sys_enter")
+int ia32_enter(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct pt_regs___x86 *regs = (void *)ctx->args[0];
+	long nr = ctx->args[1];
+	__u64 *n, flags;
+	__u32 zero = 0, call;
+
+	n = bpf_map_lookup_elem(&oob_count, &zero);
+	switch (nr) {
+	case NR32_SOCKETCALL:
+	case NR32_SENDFILE:
+	case NR32_SENDFILE64:
+	case NR32_SPLICE:
+	case NR32_SENDMMSG:
+	case NR32_SENDTO:
+	case NR32_SENDMSG:
+		break;
+	default:
+		/* no number of interest, and no task anywhere inside a
+		 * marked send: the common path */
+		if (!n || !*n)
+			return 0;
+	}
+	if (!in_ia32_syscall())
+		return 0; /* 64-bit: the syscalls/ events saw it */
+	/* No sys_exit hook clears the mark of an ia32 urgent send, or of an
+	 * ia32 io_uring_enter's (uring_submit; sys_exit_io_uring_enter does
+	 * not fire for it): one would run on every syscall's exit too.  The
+	 * thread's next ia32 syscall does, here; between the two the thread
+	 * runs only in user space.
+	 * A 64-bit syscall of the same thread in between (int $0x80 for the
+	 * send, then a 64-bit write()) finds the mark still set: its send is
+	 * taken for an urgent one, on its own connection only. */
+	oob_exit();
+	switch (nr) {
+	case NR32_SPLICE:
+		if (ia32_splice)
+			spliced_socket(our_socket_of_fd((int)BPF_CORE_READ(regs, bx)));
+		return 0;
+	case NR32_SENDFILE:
+	case NR32_SENDFILE64:
+		if (ia32_splice)
+			spliced_socket(our_socket_of_fd((int)BPF_CORE_READ(regs, cx)));
+		return 0;
+	case NR32_SENDTO:
+	case NR32_SENDMMSG:
+		flags = (__u32)BPF_CORE_READ(regs, si);
+		break;
+	case NR32_SENDMSG:
+		flags = (__u32)BPF_CORE_READ(regs, dx);
+		break;
+	case NR32_SOCKETCALL:
+		call = BPF_CORE_READ(regs, bx);
+		if (call != SYS_SEND && call != SYS_SENDTO && call != SYS_SENDMSG &&
+		    call != SYS_SENDMMSG)
+			return 0;
+		flags = socketcall_flags(call, (__u32)BPF_CORE_READ(regs, cx));
+		break;
+	default:
+		return 0;
+	}
+	if (flags & MSG_OOB)
+		oob_enter(MSG_OOB);
 	return 0;
 }
 

@@ -67,6 +67,9 @@ fi
 # nginx modules (nginx-module/, `make module`) are built against, as
 # Debian builds third-party modules (nginx_module_var.sh loads them).
 [ $build_only = 1 ] || PKGS="$PKGS nginx-dev"
+# gcc -m32 for guard_ia32.sh's 32-bit program (tests/tools/ia32kit.c);
+# amd64 only, where ia32 syscalls exist
+[ $build_only = 0 ] && [ "$(dpkg --print-architecture)" = amd64 ] && PKGS="$PKGS gcc-multilib"
 if [ $print = 1 ]; then
 	echo $PKGS $BACKPORTS_PKGS | tr ' ' '\n' | sort -u
 	exit 0
