@@ -80,9 +80,21 @@ static __always_inline int doom(struct sock_state *st, struct sk_msg_md *msg,
 	return SK_DROP;
 }
 
-/* Unread redirected bytes of the peer's psock (psock.h). */
+/* Unread redirected bytes of the peer's psock (psock.h).  The peer may
+ * have closed since pairing: its psock is freed after an RCU grace period
+ * (net/core/skmsg.c sk_psock_drop) and the memory can be reused, so what
+ * psock_unread() reads there could be anything, and a large value would
+ * end this connection and learn a hazard on the peer's side for nothing.
+ * psock_is_of() checks the psock still names the peer's socket first; a
+ * psock that doesn't has no unread bytes of ours (the redirect that
+ * follows finds no peer and falls back to TCP).  Two probe reads, only on
+ * the sends whose bound may cross a limit.  No test makes it fail: the
+ * freed psock's memory must be reused by something with a large value at
+ * msg_tot_len's offset inside that window, which no test can arrange. */
 static __always_inline __u32 peer_unread(const struct sock_state *st)
 {
+	if (!psock_is_of(st->peer_psock, st->peer.cookie))
+		return 0;
 	return psock_unread(st->peer_psock);
 }
 
