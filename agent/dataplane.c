@@ -265,6 +265,7 @@ int dataplane_load(struct dataplane *dp, const struct dataplane_params *p)
 	adopting = p->pin && pin_dir_has_entries();
 	if ((err = size_maps(dp, p, adopting)))
 		return err;
+	dp->nginx_vars = p->nginx_vars;
 	if (p->pin && (err = pin_maps(dp)))
 		return err;
 	err = accel_bpf__load(dp->skel);
@@ -435,6 +436,21 @@ static int attach_guard_progs(struct dataplane *dp, const struct cg_target *t, i
 	ulp = attach_guard_prog(dp, t, cg_fd, guard_ulp_program(&dp->guard), "-ulp", err, errlen);
 	if (!ulp)
 		return -errno;
+	if (!dp->nginx_vars) {
+		/* Off by default: with a getsockopt program attached every
+		 * getsockopt(2) in the cgroup takes the kernel's slow path
+		 * (kernel/bpf/cgroup.c, __cgroup_bpf_run_filter_getsockopt:
+		 * the socket lock and optval copies), about 0.6 us, and
+		 * nginx makes one per proxied request.  A link a pinned run
+		 * with --nginx-vars left goes with its pin. */
+		char pin[PATH_MAX];
+
+		link_pin_path(pin, sizeof(pin), t, "-query");
+		if (dp->pinned)
+			unlink(pin);
+		dp->ulp_links[dp->n_targets] = ulp;
+		return 0;
+	}
 	query = attach_guard_prog(dp, t, cg_fd, guard_query_program(&dp->guard), "-query", err,
 				  errlen);
 	if (!query) {

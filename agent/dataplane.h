@@ -35,6 +35,8 @@ struct dataplane_params {
 	bool splice_guard;            /* end connections whose reader splices */
 	int guard_hooks;              /* enum guard_hooks: what to try */
 	bool pin;                     /* pin maps and links under PIN_DIR */
+	bool nginx_vars;              /* attach the guard's getsockopt too
+				       * (bpf/sockmap_query.h) */
 	uint32_t max_sockets;         /* size of sock_hash, endpoints, unread_watch;
 				       * 0: the compiled ACCEL_MAX_SOCKETS */
 	bool max_sockets_given;       /* by the user: a pinned data plane of
@@ -63,6 +65,7 @@ struct dataplane {
 	int n_targets;
 	bool msg_attached;
 	bool pinned;
+	bool nginx_vars;              /* params.nginx_vars */
 	bool events_in_arena;         /* else the conn_events ring buffer */
 	struct nonce_pool nonces;     /* filled from getrandom(2) after load */
 	uint32_t max_sockets;         /* what sock_hash holds (after load) */

@@ -26,7 +26,7 @@ enum {
 	OPT_PID_FILE = 1000, OPT_PORTS, OPT_PIN, OPT_NO_FOLLOW, OPT_SHORT_CONN, OPT_XDP,
 	OPT_XDP_SAMPLE, OPT_METRICS, OPT_MAX_UNREAD, OPT_UNREAD_BUDGET, OPT_FORCE,
 	OPT_ALLOW_ROOT, OPT_ANY_PROCESS, OPT_K8S_SELECTOR, OPT_K8S_NODE, OPT_K8S_API,
-	OPT_K8S_NAMESPACE, OPT_UNIT,
+	OPT_K8S_NAMESPACE, OPT_UNIT, OPT_NGINX_VARS,
 	OPT_GUARD_IDLE, OPT_GUARD_HOOKS, OPT_MAX_FOLLOWED, OPT_RESETS, OPT_UNREAD_SCAN, OPT_MAX_SOCKETS,
 };
 
@@ -115,6 +115,10 @@ struct opt_spec {
 	X("pin", OPT_PIN, NULL, AS_FLAG(pin, true), \
 	  "keep the data plane attached after the agent exits (pinned in " PIN_DIR "); " \
 	  "a later 'run --pin' adopts it, 'detach' removes it") \
+	X("nginx-vars", OPT_NGINX_VARS, NULL, AS_FLAG(nginx_vars, true), \
+	  "answer the nginx module's $sockmap and $sockmap_upstream (a cgroup/getsockopt " \
+	  "program on each attached cgroup: every getsockopt(2) there pays the kernel's " \
+	  "hook, about 0.6 us, one per proxied request; off by default)") \
 	X("no-follow", OPT_NO_FOLLOW, NULL, AS_FLAG(follow, false), \
 	  "attach only to the named cgroups; by default the cgroups of local processes " \
 	  "connected to them (upstreams, local clients) are followed and attached too") \

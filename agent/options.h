@@ -36,6 +36,7 @@ struct run_opts {
 	struct port_set ports;
 	bool pin;
 	bool follow;            /* attach to local peers' cgroups too */
+	bool nginx_vars;        /* answer the nginx module's getsockopt */
 	unsigned int max_followed; /* followed cgroups attached at once */
 	bool force;             /* accelerate despite a critical self-test failure */
 	bool allow_root_cgroup; /* a target may be the hierarchy's root */

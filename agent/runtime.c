@@ -297,6 +297,7 @@ static int load(struct runtime *rt, const struct run_opts *o, uint32_t max_socke
 		.guard = true,
 		.guard_hooks = o->guard_hooks,
 		.pin = o->pin,
+		.nginx_vars = o->nginx_vars,
 		.max_sockets = max_sockets,
 		.max_sockets_given = o->max_sockets,
 	};

@@ -64,7 +64,8 @@ ngx_sockmap_query(ngx_connection_t *c, ngx_pool_t *pool, ngx_log_t *log,
                 said_no_agent = 1;
                 ngx_log_error(NGX_LOG_NOTICE, log, 0,
                               "sockmap: no ngx-sockmap agent answers in "
-                              "this worker's cgroup: %s $sockmap says "
+                              "this worker's cgroup (none attached, or run "
+                              "without --nginx-vars): %s $sockmap says "
                               "\"no_agent\"", who);
             }
 

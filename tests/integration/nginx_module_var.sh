@@ -128,7 +128,7 @@ cg_exec "$C" python3 "$TMP/opts.py" >"$TMP/opts.before" || fail "getsockopt prob
 
 # (wait_port's probe of the stream port made a session before any agent:
 # the first worker said "no_agent" then; what counts is what comes after)
-agent_start -c "$P" -c "$U" -c "$C"
+agent_start -c "$P" -c "$U" -c "$C" --nginx-vars
 mark=$(wc -l <"$PX/logs/error.log")
 
 get "$C" /hello
@@ -168,3 +168,14 @@ n=$(tail -n +$((mark + 1)) "$PX/logs/error.log" | grep -c '\[notice\].*sockmap: 
 [ "$n" -ge 1 ] && [ "$n" -le 2 ] ||
 	fail "no agent: said $n times after 3 requests, want once (or once per module)"
 ok "no agent: said $n time(s), at notice level, not per request"
+
+# --nginx-vars is opt-in (its getsockopt program costs every getsockopt
+# in the cgroup): an agent run without it accelerates but does not answer
+agent_start -c "$P" -c "$U" -c "$C"
+st p0 pairs
+get "$C" /hello 2
+st p1 pairs
+assert_eq "$LINE" "/hello 200 client=no_agent upstream=no_agent" \
+	"an agent without --nginx-vars: no answer (no_agent)"
+assert_ge $((p1 - p0)) 1 "an agent without --nginx-vars still pairs"
+agent_stop || fail "agent did not exit 0 on SIGTERM"

@@ -305,7 +305,7 @@ static void test_table_defaults(void)
 	for (opt = run_argp_options; opt->name; opt++, n++)
 		CHECK(opt_set(&o, opt->name, opt->arg ? "x" : NULL) != 1,
 		      "--%s is in argp's table but not the parser's", opt->name);
-	CHECK(n == 26, "26 options: %d", n);
+	CHECK(n == 27, "27 options: %d", n);
 	CHECK(run_opt_set(&o, 'v', NULL, err, sizeof(err)) == 1, "-v is not run's own: common");
 }
 
