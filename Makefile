@@ -4,7 +4,7 @@
 # deps` adds the lab `sudo make test` and `sudo make demo` run.
 
 .DELETE_ON_ERROR:
-.PHONY: FORCE all deps build-deps test tools fuzz fuzzers units demo bench bench-maps compose-bench clean check-tools \
+.PHONY: FORCE all deps build-deps test tools fuzz fuzzers units demo bench soak bench-maps compose-bench clean check-tools \
 	vmtest vmtest-quick vmtest-systemd kernels-doc counters-doc alerts-doc man install uninstall deb \
 	module
 
@@ -287,6 +287,13 @@ demo: deps
 # BENCH_ARGS: options for bench/run, e.g. BENCH_ARGS="--profiles remote_close --rounds 5"
 bench: all tools
 	./bench/run $(BENCH_ARGS)
+
+# bench/soak: real traffic through nginx, byte-checked, under faults on a
+# schedule, for DURATION seconds (README, "Reliability"); a measurement
+# like bench, not a test: tests/integration/soak_short.sh runs 60 s of it.
+DURATION ?= 1800
+soak: all tools
+	./bench/soak --duration $(DURATION) $(SOAK_ARGS)
 
 # The same before/after bench in containers (docker-compose.yml): builds
 # its own images, agent included, so it needs no host build; a Docker
