@@ -363,19 +363,33 @@ def report(d):
     rows = read_csv(os.path.join(d, "samples.csv"))
     t0 = meta["start"]
     warm = meta["warmup"]
-    # the agent's own figures only once it has run a while (each restart
-    # starts a new process), and only after the soak's warm-up
-    settled = [r for r in rows if r["rss_kb"] is not None and r["age"] is not None
-               and r["age"] >= 20 and r["t"] - t0 >= warm]
+    steady = meta.get("steady")
     leak = {}
+    if steady:
+        # one agent process from a minute into the steady phase to the end
+        # (bench/soak): its first samples against its last
+        settled = [r for r in rows if r["rss_kb"] is not None and r["t"] >= steady + 60]
+        pids = set(r["agent"] for r in settled)
+        if len(pids) != 1:
+            leak["steady_agent"] = dict(first=0, last=len(pids), growth=0, ok=False,
+                                        info="agent processes in the steady phase, want 1")
+        scope = "one agent, %d s" % (settled[-1]["t"] - settled[0]["t"]) if settled else ""
+    else:
+        # the agent's own figures only once it has run a while (each
+        # restart starts a new process), and only after the warm-up
+        settled = [r for r in rows if r["rss_kb"] is not None and r["age"] is not None
+                   and r["age"] >= 20 and r["t"] - t0 >= warm]
+        scope = "agents that ran 20 s or more"
     if len(settled) >= 4:
-        third = max(1, len(settled) // 3)
-        first, last = settled[:third], settled[-third:]
+        n = max(1, min(3, len(settled) // 3))
+        first, last = settled[:n], settled[-n:]
         for k, tol in (("rss_kb", 1024), ("fds", 0)):
             a = max(r[k] for r in first)
             b = max(r[k] for r in last)
-            leak[k] = dict(first=a, last=b, growth=b - a, tolerance=tol, ok=b - a <= tol)
-    for k in ("tcp_mem_pages", "slab_kb"):
+            leak[k] = dict(first=a, last=b, growth=b - a, tolerance=tol, ok=b - a <= tol,
+                           scope=scope, samples=len(settled),
+                           min=min(r[k] for r in settled), max=max(r[k] for r in settled))
+    for k in ("sockets", "tcp_mem_pages", "slab_kb"):
         vals = [r[k] for r in rows if r[k] is not None and r["t"] - t0 >= warm]
         if vals:
             leak[k] = dict(first=vals[0], last=vals[-1], growth=vals[-1] - vals[0],
@@ -404,7 +418,7 @@ def report(d):
              verdict="PASS" if verdict_ok else "FAIL")
     with open(os.path.join(d, "summary.json"), "w") as f:
         json.dump(s, f, indent=1, sort_keys=True)
-    chart(d, rows, t0, warm, fault_times)
+    chart(d, rows, t0, warm, steady, fault_times)
     print("soak %s: %d s, %d requests/sessions, %d bytes, commit %s, kernel %s" % (
         s["verdict"], s["duration_s"], s["requests"], s["bytes"], s["commit"], s["kernel"]))
     print("  traffic: " + ", ".join("%s %d" % kv for kv in sorted(traffic.items())))
@@ -412,8 +426,9 @@ def report(d):
     print("  wrong %(wrong)d, hung %(hung)d, truncated %(truncated)d" % lost +
           "; retried %d (%d with no fault within 5 s)" % (len(retries), len(unexplained)))
     for k, v in leak.items():
-        print("  %s after warm-up: %s -> %s (%+g)%s" % (
-            k, v["first"], v["last"], v["growth"],
+        print("  %s after warm-up%s: %s -> %s (%+g)%s%s" % (
+            k, " (%s)" % v["scope"] if "scope" in v else "", v["first"], v["last"], v["growth"],
+            " [range %g..%g]" % (v["min"], v["max"]) if "min" in v else "",
             "" if "ok" not in v else " flat" if v["ok"] else " GROWS: leak?"))
     if storms:
         print("  after each of %d storms, sockets tracked <= live connections: %s (worst %s)" % (
@@ -426,7 +441,7 @@ def report(d):
     return 0 if verdict_ok else 1
 
 
-def chart(d, rows, t0, warm, fault_times):
+def chart(d, rows, t0, warm, steady, fault_times):
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -444,10 +459,13 @@ def chart(d, rows, t0, warm, fault_times):
             ax.plot([p[0] for p in pts], [p[1] for p in pts], ".-", ms=2, lw=0.6)
         ax.set_ylabel(label, fontsize=8)
         ax.axvline(warm / 60, color="grey", ls="--", lw=0.6)
+        if steady:
+            ax.axvline((steady - t0) / 60, color="green", ls="--", lw=0.8)
         for a, _, kind in fault_times:
-            if kind.startswith("agent_"):
+            if kind.startswith("agent_") or kind == "max_sockets":
                 ax.axvline((a - t0) / 60, color="red", alpha=0.15, lw=0.6)
-    axes[-1].set_xlabel("minutes (dashed: end of warm-up; red: agent killed/stopped/restarted)")
+    axes[-1].set_xlabel("minutes (grey: end of warm-up; green: steady phase, one agent; "
+                        "red: agent faults)", fontsize=8)
     fig.suptitle("ngx-sockmap soak", fontsize=10)
     fig.tight_layout()
     fig.savefig(os.path.join(d, "soak.png"), dpi=90)
