@@ -317,7 +317,7 @@ static struct top_opts top_opts = { .delay_ms = 1000 };
 
 const struct command cmd_top = {
 	.name = "top",
-	.summary = "live view: redirect rate, fallbacks, why not per service, top sources, events",
+	.summary = "live view: redirects, fallbacks, why not per service, sources, events",
 	.doc = "Live view of the running agent, refreshed every second, 80 columns: the "
 	       "data plane's counters (rates of the ones that only grow), nginx's "
 	       "connections per service endpoint (server address:port) with how many are "
