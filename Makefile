@@ -171,6 +171,10 @@ FUZZ_SRC_fuzz_notify     := agent/notify.c
 .SECONDEXPANSION:
 $(BUILD)/fuzz/%: tests/fuzz/%.c $$(FUZZ_SRC_$$*) agent/*.h bpf/*.h $(AGENT_OBJS)
 	$(Q)mkdir -p $(dir $@)
+	@# libFuzzer is the test lab's (make deps), not the agent's build
+	@# (check-tools, the images, the package): asked for here only
+	$(Q)test -e "$$($(CLANG) -print-file-name=libclang_rt.fuzzer-$$(uname -m).a)" || \
+		{ echo "missing libFuzzer (the fuzz targets, tests/fuzz): install package 'libclang-rt-19-dev' (or run: sudo make deps)" >&2; exit 1; }
 	@echo "  FUZZ    $@"
 	$(Q)$(CLANG) $(FUZZ_FLAGS) $< $(FUZZ_SRC_$*) \
 		$(filter-out $(BUILD)/agent/main.o $(patsubst agent/%.c,$(BUILD)/agent/%.o,$(FUZZ_SRC_$*)),$(AGENT_OBJS)) \

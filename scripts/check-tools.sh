@@ -9,8 +9,6 @@ need() { # need TEST PACKAGE WHAT
 	fi
 }
 need "command -v ${CLANG:-clang-19}" clang-19 "clang-19 (BPF compiler)"
-need "test -e \"\$(${CLANG:-clang-19} -print-file-name=libclang_rt.fuzzer-$(uname -m).a)\"" \
-	libclang-rt-19-dev "libFuzzer (the fuzz targets, tests/fuzz)"
 need "command -v ${BPFTOOL:-bpftool}" "bpftool (bookworm-backports)" "bpftool"
 need "pkg-config --atleast-version=1.4 libbpf" "libbpf-dev (>= 1.4, bookworm-backports)" "libbpf >= 1.4"
 need "pkg-config --exists libelf" libelf-dev "libelf"
