@@ -29,6 +29,7 @@
 
 struct status_opts {
 	bool json;
+	bool connections;
 };
 
 static int do_status(void *opts)
@@ -68,6 +69,10 @@ static int do_status(void *opts)
 		status_print_text(stdout, &c, &info);
 		fputc('\n', stdout);
 		whynot_print_services(stdout, &why, STATUS_SERVICES_TEXT, 80);
+		if (o->connections) {
+			fputc('\n', stdout);
+			whynot_print_connections(stdout, &why, STATUS_CONNS_MAX);
+		}
 	}
 	whynot_free(&why);
 	return verdict_exit_code(c.verdict);
@@ -77,14 +82,22 @@ static error_t status_parse(int key, char *arg, struct argp_state *state)
 {
 	struct status_opts *o = state->input;
 
-	if (key != 'j')
-		return cli_parse_common(key, arg, state);
-	o->json = true;
-	return 0;
+	switch (key) {
+	case 'j':
+		o->json = true;
+		return 0;
+	case 'c':
+		o->connections = true;
+		return 0;
+	}
+	return cli_parse_common(key, arg, state);
 }
 
 static const struct argp_option status_options[] = {
 	{ "json", 'j', NULL, 0, "one JSON object, for scripts", 0 },
+	{ "connections", 'c', NULL, 0,
+	  "also each of nginx's connections: its ends, its cookie (hex, as ss -e prints it), "
+	  "redirected or on TCP and why (--json always lists them)", 0 },
 	{ 0 },
 };
 
@@ -103,6 +116,7 @@ const struct command cmd_status = {
 	       "\n"
 	       "EXAMPLES:\n"
 	       "  ngx-sockmap status\n"
+	       "  ngx-sockmap status --connections\n"
 	       "  ngx-sockmap status --json | jq .fallbacks",
 	.options = status_options,
 	.parse = status_parse,

@@ -584,6 +584,36 @@ void whynot_print_services(FILE *o, const struct whynot *w, size_t max, int widt
 		fprintf(o, "  ... %zu more\n", w->n_svc - max + w->services_dropped);
 }
 
+void whynot_print_connections(FILE *o, const struct whynot *w, size_t max)
+{
+	char local[64], remote[64];
+	uint32_t r;
+	size_t i;
+
+	fprintf(o, "%-22s %-22s %-16s %s\n", "nginx's end", "peer", "cookie", "verdict");
+	for (i = 0; i < w->n_conns && i < max; i++) {
+		const struct whynot_conn *c = &w->conns[i];
+
+		whynot_endpoint_str(c->local, c->lport, local, sizeof(local));
+		whynot_endpoint_str(c->remote, c->rport, remote, sizeof(remote));
+		/* hex, as ss -e prints cookies (sk_cookie: ...) */
+		fprintf(o, "%-22.22s %-22.22s %-16" PRIx64 " ", local, remote, c->cookie);
+		if (c->reason == WN_REDIRECTED) {
+			fputs("redirected\n", o);
+			continue;
+		}
+		fprintf(o, "tcp: %s", whynot_reason_name(c->reason));
+		for (r = 0; r <= PH_ULP; r++)
+			if (c->hazards & (1U << r))
+				fprintf(o, " %s", r == PH_ULP ? "ulp" : reset_names[r]);
+		fputc('\n', o);
+	}
+	if (!w->n_conns)
+		fputs("(no established connections in the attached cgroups)\n", o);
+	else if (w->n_conns > max)
+		fprintf(o, "... %zu more (status --json lists %zu)\n", w->n_conns - max, max);
+}
+
 void whynot_prometheus(FILE *o, const struct whynot *w)
 {
 	unsigned int other = 0;

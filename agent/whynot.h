@@ -87,6 +87,8 @@ void whynot_endpoint_str(const uint8_t addr[16], uint16_t port, char *buf, size_
 json_object *whynot_json(const struct whynot *w, size_t max_svc, size_t max_conns);
 /* the top services, one line each in width columns */
 void whynot_print_services(FILE *o, const struct whynot *w, size_t max, int width);
+/* each connection (at most max): its two ends, its cookie, its verdict */
+void whynot_print_connections(FILE *o, const struct whynot *w, size_t max);
 /* ngx_sockmap_service_connections{service,verdict,reason}, top-K only */
 void whynot_prometheus(FILE *o, const struct whynot *w);
 

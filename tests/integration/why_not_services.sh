@@ -106,6 +106,16 @@ for f in status.txt top.txt; do
 	ok "$f names the three services with their verdicts"
 done
 
+# status --connections: each connection, its cookie in hex, its verdict
+"$AGENT" status --connections >"$TMP/conns.txt"
+for want in "127\.0\.0\.1:$PP +[0-9a-f]+ +redirected$" \
+	"127\.0\.0\.1:$PH +[0-9a-f]+ +tcp: hazard splice$" \
+	"127\.0\.0\.1:$PX +[0-9a-f]+ +tcp: cgroup$"; do
+	grep -Eq "$want" "$TMP/conns.txt" ||
+		{ cat "$TMP/conns.txt"; fail "status --connections lacks a line like: $want"; }
+done
+ok "status --connections lists each connection with its cookie and verdict"
+
 # /metrics: one series per service and reason, top-K bounded
 curl -sf "http://127.0.0.1:$MP/metrics" >"$TMP/metrics" || fail "scrape failed"
 for want in \
