@@ -20,12 +20,21 @@
 #include "log.h"
 #include "netns.h"
 #include "sock_diag.h"
+#include "test_knobs.h"
 
 /* New peer cgroups one network namespace may give per scan: whoever owns a
  * namespace (any user, with `unshare -Urn`) decides which sockets are in
  * it, so one namespace must not fill the attach slots (MAX_TARGETS) in one
  * scan. */
 #define FOLLOW_NEW_PER_NETNS 8
+
+/* Sockets one scan reads across every namespace: each namespace is capped
+ * (DIAG_MAX_SOCKS_PER_NETNS), but any user can make namespaces (`unshare
+ * -Urn`), so the scan's memory needs a bound of its own: 4 namespaces'
+ * worth, about 40 MB of struct diag_sock, under the DaemonSet's 128 MiB.
+ * Past it the scan stops (the namespaces not read this time are read
+ * first next time: the walk starts where the last one stopped). */
+#define FOLLOW_MAX_SOCKS (4 * (size_t)DIAG_MAX_SOCKS_PER_NETNS)
 
 static bool is_loopback(const uint8_t a[16])
 {
@@ -35,10 +44,12 @@ static bool is_loopback(const uint8_t a[16])
 	       (!memcmp(a, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12) && a[12] == 127);
 }
 
-/* Enter one namespace and dump it (nothing when it is gone meanwhile). */
-static void dump_netns(const struct netns_ref *ns, struct diag_list *l)
+/* Enter one namespace and dump it (nothing when it is gone meanwhile),
+ * taking what it read from @left, the scan's budget. */
+static void dump_netns(const struct netns_ref *ns, struct diag_list *l, size_t *left)
 {
-	struct diag_ctx ctx = { .netns = ns->ino, .budget = DIAG_MAX_SOCKS_PER_NETNS };
+	const size_t budget = *left < DIAG_MAX_SOCKS_PER_NETNS ? *left : DIAG_MAX_SOCKS_PER_NETNS;
+	struct diag_ctx ctx = { .netns = ns->ino, .budget = budget };
 	static const int families[] = { AF_INET, AF_INET6 };
 	int ret;
 	size_t i;
@@ -51,23 +62,41 @@ static void dump_netns(const struct netns_ref *ns, struct diag_list *l)
 			pr_debug("follow: netns %llu: %s dump: %s\n", (unsigned long long)ns->ino,
 				 families[i] == AF_INET ? "IPv4" : "IPv6", strerror(-ret));
 	}
+	*left -= budget - ctx.budget;
 	if (ctx.capped)
 		pr_debug("follow: netns %llu: over %d sockets with a cgroup, the rest not read\n",
 			 (unsigned long long)ns->ino, DIAG_MAX_SOCKS_PER_NETNS);
 }
 
+static size_t follow_max_socks(void)
+{
+	const char *v = test_knob(KNOB_FOLLOW_SOCKS);
+
+	return v ? strtoul(v, NULL, 10) : FOLLOW_MAX_SOCKS;
+}
+
 static int dump_all(struct diag_list *l)
 {
+	static size_t start; /* where the last scan stopped */
+	static bool said;
+	size_t n, i, left = follow_max_socks();
 	struct netns_ref *ns;
 	int self, ret;
-	size_t n, i;
 
 	self = netns_save();
 	if (self < 0)
 		return self;
 	ret = netns_of_all(&ns, &n);
-	for (i = 0; ret == 0 && i < n; i++)
-		dump_netns(&ns[i], l);
+	for (i = 0; ret == 0 && i < n && left; i++)
+		dump_netns(&ns[(start + i) % n], l, &left);
+	if (!ret && i < n) {
+		if (!said)
+			pr_warn("follow: a scan read its cap of %zu sockets in %zu of %zu network "
+				"namespaces; the rest are read in turn, a scan each (said once)\n",
+				follow_max_socks(), i, n);
+		said = true;
+		start = (start + i) % n;
+	}
 	netns_restore(self);
 	free(ns);
 	return ret;

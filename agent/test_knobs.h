@@ -16,7 +16,8 @@
 	X(KNOB_NO_REDIRECT, "NGX_SOCKMAP_TEST_NO_REDIRECT")       /* checks over TCP */ \
 	X(KNOB_CLAIM_DELAY, "NGX_SOCKMAP_TEST_CLAIM_DELAY")       /* spin rounds */     \
 	X(KNOB_HAZARD_TTL, "NGX_SOCKMAP_TEST_HAZARD_TTL")         /* seconds */         \
-	X(KNOB_NO_ARENA, "NGX_SOCKMAP_TEST_NO_ARENA")             /* the pre-6.9 path */
+	X(KNOB_NO_ARENA, "NGX_SOCKMAP_TEST_NO_ARENA")             /* the pre-6.9 path */ \
+	X(KNOB_FOLLOW_SOCKS, "NGX_SOCKMAP_TEST_FOLLOW_SOCKS")     /* follow's total cap */
 
 #define TEST_KNOB_ENUM(e, env) e,
 enum test_knob { TEST_KNOBS(TEST_KNOB_ENUM) KNOB__MAX };
