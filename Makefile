@@ -204,12 +204,16 @@ MODULES   := $(BUILD)/ngx_http_sockmap_module.so $(BUILD)/ngx_stream_sockmap_mod
 
 module: $(MODULES)
 
+# configure without the agent's CFLAGS (make exports them when they came
+# from the environment, as under dh): nginx's configure takes an exported
+# CFLAGS instead of its own warning flags (auto/cc/conf), and the
+# modules' unused-parameter warnings fail the build under -Werror
 $(BUILD)/nginx/objs/Makefile: nginx-module/config | $(BUILD)
 	@test -x $(NGINX_SRC)/configure || { echo "no $(NGINX_SRC): apt-get install nginx-dev (make deps)"; exit 1; }
 	@echo "  NGINX   configure (build/nginx/configure.log)"
 	$(Q)rm -rf $(BUILD)/nginx && mkdir -p $(BUILD)/nginx
 	$(Q)cp -a $(NGINX_SRC)/. $(BUILD)/nginx/
-	$(Q)cd $(BUILD)/nginx && bash -c '. ./conf_flags && ./configure "$${NGX_CONF_FLAGS[@]}" \
+	$(Q)cd $(BUILD)/nginx && env -u CFLAGS -u CPPFLAGS -u LDFLAGS bash -c '. ./conf_flags && ./configure "$${NGX_CONF_FLAGS[@]}" \
 		--with-stream=dynamic --add-dynamic-module=$(CURDIR)/nginx-module' >configure.log 2>&1 || \
 		{ tail -20 configure.log; exit 1; }
 
