@@ -200,6 +200,10 @@ fuzz: $(FUZZERS)
 # stream{} is a dynamic module in Debian (libnginx-mod-stream), hence
 # --with-stream=dynamic: its headers, not its build.
 NGINX_SRC ?= /usr/share/nginx/src
+# debian/rules passes dpkg-buildflags here (hardening), as dh_nginx's
+# nginx_mod build system does for Debian's own libnginx-mod-* packages
+NGINX_CC_OPT ?=
+NGINX_LD_OPT ?=
 MODULES   := $(BUILD)/ngx_http_sockmap_module.so $(BUILD)/ngx_stream_sockmap_module.so
 
 module: $(MODULES)
@@ -214,6 +218,7 @@ $(BUILD)/nginx/objs/Makefile: nginx-module/config | $(BUILD)
 	$(Q)rm -rf $(BUILD)/nginx && mkdir -p $(BUILD)/nginx
 	$(Q)cp -a $(NGINX_SRC)/. $(BUILD)/nginx/
 	$(Q)cd $(BUILD)/nginx && env -u CFLAGS -u CPPFLAGS -u LDFLAGS bash -c '. ./conf_flags && ./configure "$${NGX_CONF_FLAGS[@]}" \
+		--with-cc-opt="$(NGINX_CC_OPT)" --with-ld-opt="$(NGINX_LD_OPT)" \
 		--with-stream=dynamic --add-dynamic-module=$(CURDIR)/nginx-module' >configure.log 2>&1 || \
 		{ tail -20 configure.log; exit 1; }
 

@@ -65,7 +65,8 @@ fi
       python3-websockets python3-grpcio"
 # nginx-dev: the headers and configure flags of Debian's nginx, which the
 # nginx modules (nginx-module/, `make module`) are built against, as
-# Debian builds third-party modules (nginx_module_var.sh loads them).
+# Debian builds third-party modules (nginx_module_var.sh loads them);
+# with --build it comes from Build-Depends (make deb packages them).
 [ $build_only = 1 ] || PKGS="$PKGS nginx-dev"
 # gcc -m32 for guard_ia32.sh's 32-bit program (tests/tools/ia32kit.c);
 # amd64 only, where ia32 syscalls exist

@@ -1,4 +1,4 @@
-# timeout: 600
+# timeout: 900
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # Proves: `make deb` (scripts/deb.sh) builds a package from this tree with
 # debhelper that is lintian-clean (no error or warning not overridden in
@@ -16,6 +16,15 @@
 #     before the install: not one file more, less or changed outside
 #     dpkg's and apt's own state (files, conffile, enablement symlinks,
 #     deb-systemd-helper's state).
+#  5. the nginx modules' packages (libnginx-mod-http-sockmap,
+#     libnginx-mod-stream-sockmap), installed beside Debian's nginx, are
+#     enabled the Debian way (/etc/nginx/modules-enabled links to their
+#     mod-*.conf in /usr/share/nginx/modules-available, stream after
+#     mod-stream.conf), need nginx's ABI (nginx-abi-*) and pull in
+#     libnginx-mod-stream; `nginx -t` loads them with Debian's nginx.conf;
+#     a request and a stream {} session through the chroot's nginx log
+#     $sockmap ("no_agent", or what an agent on the host says); purging
+#     them leaves the chroot as it was with nginx alone.
 # No systemd runs in a chroot: the unit running, following nginx and
 # leaving nothing attached is tests/vm/systemd.sh's.
 . "$(dirname "$0")/../lib/common.sh"
@@ -32,6 +41,13 @@ DEB_OUT=$TMP/deb "$TOP/scripts/deb.sh" >"$TMP/deb.log" 2>&1 ||
 DEB=$(ls "$TMP"/deb/ngx-sockmap_*.deb)
 [ -f "$DEB" ] || fail "no package in $TMP/deb: $(ls "$TMP/deb")"
 ok "make deb: $(basename "$DEB")"
+MODS=
+for m in http stream; do
+	f=$(ls "$TMP"/deb/libnginx-mod-$m-sockmap_*.deb 2>/dev/null)
+	[ -f "$f" ] || fail "make deb made no libnginx-mod-$m-sockmap: $(ls "$TMP/deb")"
+	MODS="$MODS $f"
+done
+ok "make deb: beside it$(for f in $MODS; do printf ' %s' "$(basename "$f")"; done)"
 if command -v lintian >/dev/null; then
 	lintian --pedantic -I "$TMP"/deb/*.changes >"$TMP/lintian.out" 2>&1
 	grep -E '^[EW]: ' "$TMP/lintian.out" >"$TMP/lintian.ew"
@@ -64,7 +80,7 @@ R=$TMP/root
 mkdir "$R"
 tar --numeric-owner -C "$R" -xf "$CACHE" || fail "unpacking $CACHE"
 cp /etc/resolv.conf "$R/etc/resolv.conf"
-cp "$DEB" "$R/tmp/"
+cp "$DEB" $MODS "$R/tmp/"
 # every file outside dpkg's and apt's own state, with its checksum
 snapshot() {
 	(cd "$R" && find . -xdev \( -path ./var/lib/dpkg -o -path ./var/lib/apt -o -path ./var/cache \
@@ -115,3 +131,100 @@ snapshot >"$TMP/after"
 d=$(diff "$TMP/before" "$TMP/after")
 [ -z "$d" ] || fail "purge left the chroot changed: $(echo "$d" | head -20)"
 ok "purge + autoremove: the chroot is as before the install (every file, link and checksum)"
+
+# 5. the modules, beside Debian's nginx.  nginx's maintainer scripts must
+# not start it in the chroot (it would listen on the host's port 80: the
+# chroot shares the host's network): policy-rc.d forbids every start.
+printf '#!/bin/sh\nexit 101\n' >"$R/usr/sbin/policy-rc.d"
+chmod 0755 "$R/usr/sbin/policy-rc.d"
+chroot "$R" apt-get install -y -q nginx >"$TMP/nginx.log" 2>&1 ||
+	fail "apt-get install nginx: $(tail -10 "$TMP/nginx.log")"
+abi=$(chroot "$R" dpkg-query -W -f='${Provides}\n' nginx | tr ',' '\n' | grep -o 'nginx-abi-[^ ]*')
+log "the chroot's nginx: $(chroot "$R" dpkg-query -W -f='${Version}' nginx), $abi"
+snapshot >"$TMP/nginx.before"
+for f in $MODS; do
+	dep=$(dpkg-deb -f "$f" Depends)
+	echo "$dep" | grep -q "$abi" || fail "$(basename "$f"): Depends lacks nginx's ABI $abi: $dep"
+done
+dpkg-deb -f "$(echo $MODS | tr ' ' '\n' | grep stream)" Depends | grep -q 'libnginx-mod-stream\b' ||
+	fail "libnginx-mod-stream-sockmap does not depend on libnginx-mod-stream"
+ok "Depends: nginx's ABI ($abi) for both, libnginx-mod-stream for the stream one"
+chroot "$R" apt-get install -y -q $(for f in $MODS; do printf ' /tmp/%s' "$(basename "$f")"; done) \
+	>"$TMP/mods.log" 2>&1 || fail "apt-get install the modules: $(tail -10 "$TMP/mods.log")"
+E=$R/etc/nginx/modules-enabled
+for l in 50-mod-http-sockmap.conf:mod-http-sockmap.conf 70-mod-stream-sockmap.conf:mod-stream-sockmap.conf; do
+	[ "$(readlink "$E/${l%%:*}")" = "/usr/share/nginx/modules-available/${l#*:}" ] ||
+		fail "no link $E/${l%%:*} -> ${l#*:}: $(ls -l "$E")"
+done
+# nginx.conf includes modules-enabled/*.conf in order: stream's core first
+first=$(ls "$E" | grep -n 'mod-stream.conf$' | cut -d: -f1)
+mine=$(ls "$E" | grep -n 'mod-stream-sockmap.conf$' | cut -d: -f1)
+[ -n "$first" ] && [ "$mine" -gt "$first" ] || fail "mod-stream-sockmap.conf is not loaded after mod-stream.conf: $(ls "$E")"
+for m in http stream; do
+	grep -qx "load_module modules/ngx_${m}_sockmap_module.so;" \
+		"$R/usr/share/nginx/modules-available/mod-$m-sockmap.conf" ||
+		fail "mod-$m-sockmap.conf: $(cat "$R/usr/share/nginx/modules-available/mod-$m-sockmap.conf")"
+done
+ok "enabled: $(ls "$E" | tr '\n' ' ')"
+chroot "$R" nginx -t >"$TMP/nginx-t.log" 2>&1 || fail "nginx -t with the modules: $(cat "$TMP/nginx-t.log")"
+ok "nginx -t loads them with Debian's nginx.conf"
+
+# A server of the chroot's nginx that logs $sockmap, on loopback ports
+# (the host's network), started from a config that includes the enabled
+# modules as Debian's nginx.conf does
+PORT_H=18660 PORT_S=18661
+cat >"$R/tmp/sockmap-test.conf" <<EOC
+include /etc/nginx/modules-enabled/*.conf;
+user root;
+worker_processes 1;
+pid /tmp/sockmap-test.pid;
+error_log /tmp/sockmap-error.log notice;
+events { worker_connections 64; }
+http {
+    log_format sm '\$request_uri client=\$sockmap upstream=\$sockmap_upstream';
+    access_log /tmp/sockmap-access.log sm;
+    server { listen 127.0.0.1:$PORT_H; location / { return 200 "hello\\n"; } }
+}
+stream {
+    log_format sm 'stream client=\$sockmap upstream=\$sockmap_upstream';
+    access_log /tmp/sockmap-stream.log sm;
+    server { listen 127.0.0.1:$PORT_S; proxy_pass 127.0.0.1:$PORT_H; }
+}
+EOC
+chroot "$R" nginx -c /tmp/sockmap-test.conf >"$TMP/nginx-run.log" 2>&1 ||
+	fail "nginx with \$sockmap in log_format: $(cat "$TMP/nginx-run.log")"
+stop_chroot_nginx() {
+	local p
+	p=$(cat "$R/tmp/sockmap-test.pid" 2>/dev/null) || return 0
+	kill "$p" 2>/dev/null
+	for _ in $(seq 1 50); do
+		kill -0 "$p" 2>/dev/null || { rm -f "$R/tmp/sockmap-test.pid"; return 0; }
+		sleep 0.1
+	done
+	fail "the chroot's nginx (pid $p) did not stop"
+}
+on_exit "[ -s '$R/tmp/sockmap-test.pid' ] && kill \$(cat '$R/tmp/sockmap-test.pid')"
+wait_port 127.0.0.1 $PORT_H
+wait_port 127.0.0.1 $PORT_S
+curl -s -m 10 "http://127.0.0.1:$PORT_H/direct" >/dev/null || fail "GET /direct from the chroot's nginx"
+curl -s -m 10 "http://127.0.0.1:$PORT_S/viastream" >/dev/null || fail "GET /viastream through its stream {}"
+# nginx logs a session when it ends: stop it, then read the logs
+stop_chroot_nginx
+# what an agent on this host says about a process outside nginx's cgroup,
+# or no_agent: either is the module answering; "" or a literal would not
+want='(no_agent|not_tracked|pending|paired|redirected|no_peer|[a-z_]+)'
+grep -Eqx "/direct client=$want upstream=-" "$R/tmp/sockmap-access.log" ||
+	fail "access log: $(cat "$R/tmp/sockmap-access.log")"
+grep -Eqx "stream client=$want upstream=$want" "$R/tmp/sockmap-stream.log" ||
+	fail "stream log: $(cat "$R/tmp/sockmap-stream.log")"
+ok "a request and a stream session log \$sockmap: $(grep /direct "$R/tmp/sockmap-access.log"); $(cat "$R/tmp/sockmap-stream.log")"
+rm -f "$R"/tmp/sockmap-*
+
+chroot "$R" apt-get purge -y -q libnginx-mod-http-sockmap libnginx-mod-stream-sockmap >"$TMP/mpurge.log" 2>&1 ||
+	fail "apt-get purge the modules: $(tail -10 "$TMP/mpurge.log")"
+chroot "$R" apt-get autoremove --purge -y -q >>"$TMP/mpurge.log" 2>&1 || fail "apt-get autoremove: $(tail -10 "$TMP/mpurge.log")"
+snapshot >"$TMP/nginx.after"
+d=$(diff "$TMP/nginx.before" "$TMP/nginx.after")
+[ -z "$d" ] || fail "purging the modules left the chroot changed: $(echo "$d" | head -20)"
+chroot "$R" nginx -t >"$TMP/nginx-t2.log" 2>&1 || fail "nginx -t after the purge: $(cat "$TMP/nginx-t2.log")"
+ok "purge + autoremove: as with nginx alone (links, .so, snippets, libnginx-mod-stream gone); nginx -t passes"
