@@ -24,7 +24,7 @@ ROLES = ("client", "proxy", "upstream", "agent")
 
 def agent_mode(m):
     """Does mode m run an agent?  accel:LABEL is bench/run --agents'."""
-    return m in ("accel", "telemetry") or m.startswith("accel:")
+    return m in ("accel", "telemetry", "direct_accel") or m.startswith("accel:")
 
 def ms(s):
     m = re.match(r"([\d.]+)(us|ms|s|m|h)$", s.strip())
@@ -238,7 +238,8 @@ def metric_sum(delta, name):
 ROWS = [("rps", "req/s (higher is better)"),
         ("p99_ms", "p99 latency, ms (lower is better)"),
         ("cpu_us_per_req", "CPU per request, us (lower is better)")]
-COLORS = {"baseline": "#4e79a7", "accel": "#f28e2b", "telemetry": "#59a14f", "unix": "#e15759"}
+COLORS = {"baseline": "#4e79a7", "accel": "#f28e2b", "telemetry": "#59a14f", "unix": "#e15759",
+          "direct": "#bab0ac", "direct_accel": "#9c755f"}
 
 def chart(summary, profiles, modes_of, path):
     """chart.svg with matplotlib; False (and one line why) when it is missing."""
@@ -453,6 +454,35 @@ def summarize(runs, prof, m):
             s["ring_gaps"] = metric_sum(tot, "ring_gaps")
     return s
 
+def direct_md(summary, profiles):
+    """The app profiles beside their physical limit: paired req/s and CPU
+    per request of accel, direct and direct_accel against baseline, and the
+    share of direct_accel's req/s the accelerated proxy reaches."""
+    ps = [p for p in profiles if "direct" in summary[p]["ratios"] or "direct_accel" in summary[p]["ratios"]]
+    if not ps:
+        return []
+    md = ["## Beside the physical limit (direct: no nginx)", "",
+          "| profile | accel | direct | direct_accel | accel / direct_accel |",
+          "|---|---:|---:|---:|---:|"]
+
+    def cell(rt):
+        if not rt or rt.get("rps_paired") is None:
+            return "n/a"
+        c = rt.get("cpu_per_req_paired")
+        return "%s%s" % (fmt_ratio(rt["rps_paired"]), "" if c is None else " (CPU %s)" % fmt_ratio(c))
+    for p in ps:
+        rt, va = summary[p]["ratios"], summary[p]["ratios_vs_accel"]
+        inv = (va.get("direct_accel") or {}).get("rps_paired")
+        md.append("| %s | %s | %s | %s | %s |" % (p, cell(rt.get("accel")), cell(rt.get("direct")),
+                                                  cell(rt.get("direct_accel")),
+                                                  "n/a" if not inv else "%.0f%%" % (100 / inv)))
+    md.append("")
+    md.append("req/s against baseline (nginx in the path, no agent), paired; CPU per request likewise. "
+              "The last column: the accelerated proxy's req/s as a share of the client's with the "
+              "agent and no proxy (1 / the paired direct_accel/accel).")
+    md.append("")
+    return md
+
 def cmd_report(out, meta_path):
     meta = load_json(meta_path)
     profiles, modes = meta["profiles"], meta["modes"]
@@ -496,8 +526,10 @@ def cmd_report(out, meta_path):
                       "nginx stream {} -> PostgreSQL; redis-benchmark -> nginx stream {} -> "
                       "redis-server; a Python grpcio client -> nginx grpc_pass -> a grpcio server); "
                       "client, nginx and server each in its own cgroup, accel: the agent attached to "
-                      "the three. A request is what the client counts: an HTTP request, a TPC-B "
-                      "transaction, a Redis command, a gRPC call; CPU/req is per that")
+                      "the three. direct: the same client straight to the server, no nginx (the "
+                      "physical limit; not for php, whose client speaks HTTP), direct_accel: the "
+                      "same with the agent. A request is what the client counts: an HTTP request, "
+                      "a TPC-B transaction, a Redis command, a gRPC call; CPU/req is per that")
         if any(not p.startswith("remote_") and p not in APP_PROFILES for p in profiles):
             md.append("- local profiles: wrk -> proxy nginx (127.0.0.1:%d) -> upstream nginx (127.0.0.1:%d, "
                       "sendfile on), each in its own cgroup; accel and telemetry: the agent attached to "
@@ -556,8 +588,8 @@ def cmd_report(out, meta_path):
     if has_agent:
         md.append("redirected/req: sends that sk_msg redirected to the peer socket per completed "
                   "request, over the measured runs (`ngx-sockmap status --json`: redirected_msgs / "
-                  "wrk requests); a fully accelerated proxied request takes at least 4 sends, 0 "
-                  "means nothing was accelerated. Fallbacks per run are in the per-round table.")
+                  "wrk requests); a fully accelerated proxied request takes at least 4 sends (2 "
+                  "in direct_accel, no proxy), 0 means nothing was accelerated. Fallbacks per run are in the per-round table.")
     md.append("")
     if has_ratio or has_vs_accel:
         md.append("## Ratios")
@@ -567,6 +599,8 @@ def cmd_report(out, meta_path):
         for prof in profiles:
             for key, ref in (("ratios", "baseline"), ("ratios_vs_accel", "accel")):
                 for m, rt in summary[prof][key].items():
+                    if ref == "accel" and m.startswith("direct"):
+                        continue  # in the physical-limit table below
                     md.append("| %s | %s | %s | %s | %s | %s | %s |" % (
                         prof, m, ref, fmt_ratio(rt["rps"]), fmt_ratio(rt["rps_paired"]),
                         fmt_ratio(rt["p99"]), fmt_ratio(rt["p99_paired"])) + (
@@ -580,6 +614,7 @@ def cmd_report(out, meta_path):
                   "accel: telemetry/accel is the cost of the telemetry (XDP observer, arena event "
                   "ring, /metrics); unix/accel compares a unix-socket upstream with the acceleration.")
         md.append("")
+    md.extend(direct_md(summary, profiles))
     uv = [(p, summary[p]["ratios_vs_accel"]["unix"]) for p in profiles
           if "unix" in summary[p]["ratios_vs_accel"]]
     if uv:
@@ -617,6 +652,8 @@ def cmd_report(out, meta_path):
                     "rescales them in done()" % meta["pipeline_depth"])
         if prof == "remote_close":
             note = " -- /close/ proxies without a keep-alive pool: a new upstream connection per request"
+        if {"direct", "direct_accel"} & set(modes_of[prof]):
+            note = " -- direct, direct_accel: to the server's port (nginx's + 1)"
         md.append("- %s: `%s`%s" % (prof, meta["profile_args"].get(prof, "?"), note))
     md.append("")
     flagged = [r for r in runs if r["flags"]]
