@@ -37,7 +37,7 @@ echo $in;
 PHP
 
 fpm_start "$S" $PORT_FPM "$ROOT" $CHILDREN
-real_proxy fastcgi.conf $PORT_PX $PORT_FPM ROOT="$ROOT"
+real_proxy fastcgi.conf $PORT_PX $PORT_FPM ROOT="$ROOT" KEEPALIVE=$CHILDREN
 real_client "$((CONNS * REQS)) requests through nginx and php-fpm byte-exact" \
 	http-client $PORT_PX $CONNS $REQS php
 # pairs: the client connections and at least one FastCGI connection; at
