@@ -26,8 +26,15 @@ static time_t now_sec(void)
 /* armed, and when, which the data plane checks against GUARD_ALIVE_NS */
 static int write_state(const struct guard_arming *a, bool armed)
 {
-	struct guard_state gs = { .armed = armed, .alive_ns = now_ns() };
+	struct guard_state gs = { .alive_ns = now_ns() };
 	__u32 zero = 0;
+
+	/* a 32-bit program's exec disarmed it (guard.bpf.c ia32_exec):
+	 * its hook first */
+	if (armed) {
+		guard_ia32_sync(a->guard);
+		gs.armed = 1 | (guard_sees_ia32(a->guard) ? GUARD_ARMED_IA32 : 0);
+	}
 
 	return bpf_map_update_elem(a->state_fd, &zero, &gs, BPF_ANY) ? -errno : 0;
 }

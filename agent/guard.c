@@ -5,7 +5,9 @@
  * else none: the ULP refusal alone), say which and why for status, and
  * attach or detach the hooks when arming.c says so.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -128,8 +130,10 @@ static int load_with(struct guard *g, const struct bpf_object *dataplane, enum g
 		for (i = 0; i < n; i++)
 			bpf_program__set_autoload(progs[i], false);
 	}
-	if (!g->ia32)
+	if (!g->ia32) {
 		bpf_program__set_autoload(g->skel->progs.ia32_enter, false);
+		bpf_program__set_autoload(g->skel->progs.ia32_exec, false);
+	}
 	/* one copy of every shared map: the data plane's */
 	err = object_share_maps(g->skel->obj, dataplane);
 	return err ? err : guard_bpf__load(g->skel);
@@ -185,6 +189,41 @@ static bool ia32_syscalls_run(void)
 }
 #endif
 
+/* Does a 32-bit (i386) program run here now?  Each process's executable,
+ * by its ELF header (class 32, machine i386).  One that can't be read for
+ * want of rights (no CAP_SYS_PTRACE over it) may be one: yes.  Kernel
+ * threads have none (ENOENT), nor processes gone meanwhile. */
+static bool ia32_program_runs(void)
+{
+	unsigned char h[20];
+	struct dirent *e;
+	char path[300];
+	bool found = false;
+	DIR *d;
+	int fd;
+
+	d = opendir("/proc");
+	if (!d)
+		return true;
+	while (!found && (e = readdir(d))) {
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/exe", e->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			found = errno == EACCES || errno == EPERM;
+			continue;
+		}
+		/* e_ident[EI_CLASS] ELFCLASS32, e_machine EM_386 (little-endian) */
+		if (pread(fd, h, sizeof(h), 0) == (ssize_t)sizeof(h) && !memcmp(h, "\177ELF", 4) &&
+		    h[4] == 1 && h[18] == 3 && h[19] == 0)
+			found = true;
+		close(fd);
+	}
+	closedir(d);
+	return found;
+}
+
 static bool ia32_arch(void)
 {
 #ifdef __x86_64__
@@ -208,6 +247,8 @@ static int hooks_that_attach(struct guard *g, const struct bpf_object *dataplane
 	if (!err)
 		err = guard_arm(g); /* detaches what it attached when it fails */
 	if (err) {
+		bpf_link__destroy(g->exec_link);
+		g->exec_link = NULL;
 		guard_bpf__destroy(g->skel);
 		g->skel = NULL;
 		return err;
@@ -325,7 +366,7 @@ const char *guard_ia32(const struct guard *g)
 	if (!g->skel || g->hooks != GUARD_HOOKS_TRACEPOINTS || !ia32_arch())
 		return "";
 	if (g->ia32)
-		return "guarded";
+		return g->skel->bss->ia32_seen ? "guarded" : "standby";
 	return g->ia32_runs ? "unseen" : "off";
 }
 
@@ -375,6 +416,18 @@ int guard_arm(struct guard *g)
 		}
 	}
 	forget_oob_senders(g);
+	/* ia32_exec first, then the processes already running: a 32-bit
+	 * program started in between is seen by one or the other */
+	if (g->ia32 && !g->exec_link) {
+		g->exec_link = bpf_program__attach(g->skel->progs.ia32_exec);
+		if (!g->exec_link) {
+			/* then it can't wait for one: attached now */
+			pr_info("attaching ia32_exec failed: %s\n", strerror(errno));
+			g->skel->bss->ia32_seen = 1;
+		} else if (ia32_program_runs()) {
+			g->skel->bss->ia32_seen = 1;
+		}
+	}
 	n = hook_progs(g, g->hooks, progs);
 	for (i = 0; i < n; i++) {
 		/* where splice(2) sees redirected bytes (selftest:
@@ -383,7 +436,7 @@ int guard_arm(struct guard *g)
 			continue;
 		if (uring_hook(g, progs[i]) && !kernel_has_uring())
 			continue;
-		if (progs[i] == g->skel->progs.ia32_enter && !g->ia32)
+		if (progs[i] == g->skel->progs.ia32_enter && (!g->ia32 || !g->skel->bss->ia32_seen))
 			continue;
 		g->hook_links[g->n_hooks] = bpf_program__attach(progs[i]);
 		if (!g->hook_links[g->n_hooks]) {
@@ -393,9 +446,43 @@ int guard_arm(struct guard *g)
 			guard_disarm(g);
 			return err;
 		}
+		if (progs[i] == g->skel->progs.ia32_enter)
+			g->ia32_attached = true;
 		g->n_hooks++;
 	}
 	return 0;
+}
+
+/* fentry sees them (tcp_splice_read(), tcp_bpf_sendmsg()), and where
+ * they can't run or it is not x86-64 there are none; on the tracepoint
+ * tier, only with ia32_enter attached. */
+bool guard_sees_ia32(const struct guard *g)
+{
+	if (!g->skel || g->hooks != GUARD_HOOKS_TRACEPOINTS || !ia32_arch() || !g->ia32_runs)
+		return true;
+	return g->ia32_attached;
+}
+
+void guard_ia32_sync(struct guard *g)
+{
+	struct bpf_link *link;
+
+	if (!g->skel || !g->ia32 || g->ia32_attached || !g->n_hooks || !g->skel->bss->ia32_seen)
+		return;
+	if (g->n_hooks >= GUARD_MAX_HOOKS) /* can't be: hook_progs() fits */
+		return;
+	link = bpf_program__attach(g->skel->progs.ia32_enter);
+	if (!link) {
+		/* as where it is refused at load: the 64-bit hooks go on */
+		pr_warn("the guard's hook for 32-bit (ia32) syscalls "
+			"(raw_syscalls:sys_enter) failed (%s): their splices and "
+			"MSG_OOB sends are unseen\n", strerror(errno));
+		g->ia32 = false;
+		return;
+	}
+	g->hook_links[g->n_hooks++] = link;
+	g->ia32_attached = true;
+	pr_info("a 32-bit program ran: the guard's ia32 hook is attached\n");
 }
 
 static void *destroy_link(void *link)
@@ -431,6 +518,7 @@ void guard_disarm(struct guard *g)
 {
 	destroy_links(g->hook_links, g->n_hooks);
 	g->n_hooks = 0;
+	g->ia32_attached = false;
 	/* a sender between its enter and exit hooks stays marked: forget
 	 * them all (no socket is in the map, nothing reads them) */
 	if (g->skel)
@@ -451,6 +539,9 @@ void guard_destroy(struct guard *g)
 {
 	destroy_links(g->hook_links, g->n_hooks);
 	g->n_hooks = 0;
+	g->ia32_attached = false;
+	bpf_link__destroy(g->exec_link);
+	g->exec_link = NULL;
 	guard_bpf__destroy(g->skel);
 	g->skel = NULL;
 }

@@ -43,6 +43,8 @@ struct guard {
 	bool splice;                     /* splice's hook too */
 	bool ia32_runs;                  /* tracepoints: ia32 syscalls run here */
 	bool ia32;                       /* and ia32_enter is loaded for them */
+	bool ia32_attached;              /* among hook_links: a 32-bit program ran */
+	struct bpf_link *exec_link;      /* ia32_exec, from the first arming on */
 };
 
 /* Open and load, sharing every map of the same name with the data plane's
@@ -57,9 +59,15 @@ int guard_load(struct guard *g, const struct bpf_object *dataplane, enum guard_h
 void guard_describe(const struct guard *g, char *hooks, size_t hlen, char *why, size_t wlen);
 /* For status, on the tracepoint hooks of x86-64: "guarded" where 32-bit
  * (ia32) syscalls run here and the guard's raw_syscalls hook sees them,
- * "unseen" where that hook was refused; "off" where ia32 emulation is
- * off; else "". */
+ * "standby" where it is loaded but no 32-bit program has run yet (it
+ * attaches at the first one's exec), "unseen" where that hook was
+ * refused; "off" where ia32 emulation is off; else "". */
 const char *guard_ia32(const struct guard *g);
+/* While armed: attach the ia32 hook if a 32-bit program was exec'd since
+ * (guard.bpf.c ia32_exec), before the guard is armed again. */
+void guard_ia32_sync(struct guard *g);
+/* Do the hooks see 32-bit syscalls now (GUARD_ARMED_IA32)? */
+bool guard_sees_ia32(const struct guard *g);
 /* The hooks (MSG_OOB sends, splice): attach, or detach and forget the
  * senders they marked.  arming.c decides when. */
 int guard_arm(struct guard *g);

@@ -100,6 +100,18 @@ static void publish_gauges(struct runtime *rt)
 	bpf_map_update_elem(rt->maps.fd[MAP_GAUGES], &zero, &g, BPF_ANY);
 }
 
+/* status's guard_ia32 moves from standby to guarded at the first 32-bit
+ * exec (guard.c guard_ia32_sync, from arming) */
+static void refresh_ia32(struct runtime *rt)
+{
+	const char *now = guard_ia32(&rt->dp.guard);
+
+	if (!strcmp(now, rt->info.guard_ia32))
+		return;
+	snprintf(rt->info.guard_ia32, sizeof(rt->info.guard_ia32), "%s", now);
+	runtime_publish(rt);
+}
+
 static void tick(struct runtime *rt, uint64_t n)
 {
 	static uint64_t ticks;
@@ -113,6 +125,7 @@ static void tick(struct runtime *rt, uint64_t n)
 		topk_tick(&rt->topk, rt->maps.fd[MAP_SRC_STATS]);
 	runtime_refresh_netns(rt, NULL, 0);
 	arming_tick(&rt->arming);
+	refresh_ia32(rt);
 	ticks += n;
 	if (ticks % SWEEP_EVERY_TICKS == 0)
 		sweep_endpoints(rt);
@@ -225,6 +238,7 @@ int runtime_serve(struct runtime *rt)
 			enforcer_on_requests(&rt->enforcer);
 		} else if (got.data.fd == arm_fd) {
 			arming_on_wakeup(&rt->arming);
+			refresh_ia32(rt);
 		} else if (got.data.fd == nonce_fd) {
 			nonce_pool_on_wakeup(&rt->dp.nonces);
 		} else if (got.data.fd == wake_fd) {

@@ -77,7 +77,7 @@ struct agent_info {
 	char metrics[64];       /* listen address, "" when off */
 	char guard_hooks[16];   /* the guard's hooks: fentry, tracepoints; "" without one */
 	char guard_why[80];     /* why tracepoints: "fentry refused: ...", "--guard-hooks tracepoints" */
-	char guard_ia32[8];     /* tracepoints on x86-64: "guarded", "unseen" (ia32 hook refused), "off"; else "" */
+	char guard_ia32[8];     /* tracepoints on x86-64: "guarded", "standby" (no 32-bit program yet), "unseen" (hook refused), "off"; else "" */
 	struct hazard_guard guards[HZ__MAX];
 	char netns_scope[80];   /* "": every namespace; else why only its own */
 	struct ring_place rings[RING__MAX];

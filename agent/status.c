@@ -65,6 +65,8 @@ void status_print_text(FILE *out, const struct counters *c, const struct agent_i
 		/* guard.c guard_ia32() */
 		if (!strcmp(info->guard_ia32, "guarded"))
 			fprintf(out, "            32-bit (ia32) syscalls: seen on raw_syscalls:sys_enter\n");
+		else if (!strcmp(info->guard_ia32, "standby"))
+			fprintf(out, "            32-bit (ia32) syscalls: none yet (hooked at a 32-bit exec)\n");
 		else if (!strcmp(info->guard_ia32, "unseen"))
 			fprintf(out, "            32-bit (ia32) syscalls run here and are not seen\n");
 		else if (!strcmp(info->guard_ia32, "off"))

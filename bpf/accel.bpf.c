@@ -119,18 +119,6 @@ struct {
 	__type(value, struct accel_config);
 } accel_config SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct guard_state);
-} guard_state SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4096);
-} guard_wakeup SEC(".maps");
-
 /* Addresses of the network namespaces where tracked processes live. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

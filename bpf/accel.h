@@ -278,11 +278,18 @@ struct accel_config {
  * the first such one wakes the agent (guard_wakeup ring buffer).
  */
 struct guard_state {
-	__u32 armed;    /* written by the agent: the tracepoints are attached */
+	__u32 armed;    /* written by the agent: the tracepoints are attached;
+			 * with GUARD_ARMED_IA32, 32-bit syscalls are seen */
 	__u32 wanted;   /* 0 -> 1 by the data plane: a socket wanted in */
 	__u64 alive_ns; /* CLOCK_MONOTONIC of the agent's last write: armed
 			 * counts only while it is recent (GUARD_ALIVE_NS) */
 };
+
+/* In guard_state.armed: the hooks see 32-bit (ia32) syscalls too (fentry;
+ * the tracepoints' ia32_enter attached; or no ia32 emulation here).
+ * Without it, msg_redirect takes a 32-bit send for an urgent one
+ * (accel_redirect.h sending_oob). */
+#define GUARD_ARMED_IA32 2
 
 /* How long an armed guard_state stays good without the agent rewriting
  * it (it does every 1 s tick).  A SIGKILLed agent can't disarm: with

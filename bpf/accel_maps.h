@@ -66,6 +66,21 @@ struct {
 	__type(value, struct reset_request);
 } reset_backlog SEC(".maps");
 
+/* Whether the guard watches now (struct guard_state), and the ring a
+ * socket refused for want of it wakes the agent by.  Shared: the guard's
+ * ia32_exec disarms it too (guard.bpf.c). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct guard_state);
+} guard_state SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} guard_wakeup SEC(".maps");
+
 /* pid_tgid of tasks inside a send with MSG_OOB (the guard's send hooks:
  * the syscall, or tcp_bpf_sendmsg()), and how many there are: sk_msg looks
  * the task up only while the count is not zero. */

@@ -116,11 +116,51 @@ static __always_inline __u64 unread_limit(const struct sock_state *st)
  * (fail closed), until the guard re-arms (guard.c forget_oob_senders). */
 enum oob_send { OOB_NONE, OOB_THIS_TASK, OOB_UNKNOWN };
 
+/* x86 only: flavors, so that the object builds from any arch's vmlinux.h */
+struct thread_info___compat {
+	__u32 status;
+} __attribute__((preserve_access_index));
+
+struct task_struct___compat {
+	struct thread_info___compat thread_info;
+} __attribute__((preserve_access_index));
+
+#define TS_COMPAT 0x0002 /* arch/x86/include/asm/thread_info.h */
+
+/* Is this send a 32-bit (ia32) syscall that no hook of the guard saw?
+ * The syscall tracepoints never fire for ia32 syscalls (x86's
+ * ARCH_TRACE_IGNORE_COMPAT_SYSCALLS), and the guard attaches its
+ * ia32_enter only once a 32-bit program was exec'd (guard.bpf.c
+ * ia32_exec): until then a 64-bit program's int $0x80 send, or a 32-bit
+ * one's in the moment before the agent attached it, is seen here only,
+ * without its flags (they are in the task's registers or, for
+ * socketcall(2), its memory).  TS_COMPAT is set at every 32-bit syscall's
+ * entry (arch/x86/entry/syscall_32.c syscall_32_enter) and cleared on the
+ * way back to user space (arch/x86/include/asm/entry-common.h).  One
+ * guard_state read while ia32_enter is attached; one task read more
+ * while it is not. */
+static __always_inline bool unseen_ia32_send(void)
+{
+	struct task_struct___compat *t;
+	struct guard_state *gs;
+	__u32 zero = 0;
+
+	gs = bpf_map_lookup_elem(&guard_state, &zero);
+	if (gs && (gs->armed & GUARD_ARMED_IA32))
+		return false;
+	t = (void *)bpf_get_current_task();
+	if (!bpf_core_field_exists(t->thread_info.status))
+		return false; /* not x86 */
+	return BPF_CORE_READ(t, thread_info.status) & TS_COMPAT;
+}
+
 static __always_inline enum oob_send sending_oob(void)
 {
 	__u32 zero = 0;
 	__u64 *n = bpf_map_lookup_elem(&oob_count, &zero), me;
 
+	if (unseen_ia32_send())
+		return OOB_UNKNOWN;
 	if (!n || !*n)
 		return OOB_NONE;
 	if (*n & OOB_UNTRACKED)

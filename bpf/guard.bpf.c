@@ -359,7 +359,8 @@ int uring_enter_exit(void *ctx)
  * ia32 numbers what the hooks above do for the 64-bit ones.  It runs on
  * every syscall of every task while attached, so its common path is a
  * switch on the number and one array lookup; the agent attaches it only
- * with the tracepoint set, where ia32 syscalls run (agent/guard.c).  A raw
+ * with the tracepoint set, where ia32 syscalls run (agent/guard.c), and
+ * only once a 32-bit program runs (ia32_exec, below).  A raw
  * tracepoint: no event record is built for it, and hosts that refuse
  * tracing programs (BPF_PROG_TYPE_TRACING) take it.
  *
@@ -404,6 +405,44 @@ static __always_inline bool in_ia32_syscall(void)
 	struct task_struct___x86 *t = (void *)bpf_get_current_task();
 
 	return BPF_CORE_READ(t, thread_info.status) & TS_COMPAT;
+}
+
+/*
+ * ia32_enter runs on every syscall of every task while attached (88 ns a
+ * run on this project's 6.18 host, 16.5 runs a keep-alive request: most
+ * of it the kernel's dispatch, not the check).  So the agent attaches it
+ * only once a 32-bit program runs: one found at start (agent/guard.c
+ * reads each process's executable), or one exec'd since, seen here.
+ * __set_personality_ia32() sets TS_COMPAT when the new image is ia32, for
+ * its first return to user space; set_personality_64bit() clears it
+ * (arch/x86/kernel/process_64.c).  sched_process_exec fires after the
+ * binary's loader ran, before that return (fs/exec.c exec_binprm): the
+ * flag tells the new image's kind.  The first one disarms an armed
+ * guard (guard_state.armed = 0: no socket enters the SOCKHASH) and wakes
+ * the agent, which attaches ia32_enter and arms again: a 32-bit
+ * program's connections made meanwhile stay on TCP, and its sends on
+ * older ones are taken for urgent (accel_redirect.h unseen_ia32_send).
+ * Runs on exec only.
+ */
+__u32 ia32_seen = 0; /* read by the agent (agent/guard.c guard_ia32_sync) */
+
+SEC("tracepoint/sched/sched_process_exec")
+int ia32_exec(void *ctx)
+{
+	struct guard_state *gs;
+	__u32 zero = 0, one = 1;
+
+	if (ia32_seen || !in_ia32_syscall())
+		return 0;
+	if (__sync_val_compare_and_swap(&ia32_seen, 0, 1))
+		return 0; /* another exec was first */
+	/* idle (armed 0): the next arming attaches it (guard_arm) */
+	gs = bpf_map_lookup_elem(&guard_state, &zero);
+	if (!gs || !gs->armed)
+		return 0;
+	gs->armed = 0;
+	bpf_ringbuf_output(&guard_wakeup, &one, sizeof(one), 0);
+	return 0;
 }
 
 /* The flags of a socketcall send, from its argument block in user memory

@@ -17,10 +17,11 @@
 #  3. --guard-hooks tracepoints is taken on any kernel.  On x86-64, where
 #     32-bit (ia32) syscalls run (a child's int $0x80 works; SIGSEGV where
 #     ia32 emulation is off), which syscall tracepoints never see, the
-#     guard's raw_syscalls:sys_enter hook (ia32_enter) is attached and
-#     status says "guarded"; where they don't, it is not, and status says
-#     "off".  fentry sees them: nothing said there.  (guard_ia32.sh checks
-#     what the hook does.)
+#     guard's raw_syscalls:sys_enter hook (ia32_enter) is loaded, but
+#     attached only once a 32-bit program runs (none here: the exec hook
+#     ia32_exec waits for one), and status says "standby"; where they
+#     don't, neither is attached, and status says "off".  fentry sees
+#     them: nothing said there.  (guard_ia32.sh checks what the hooks do.)
 #  4. Agent stopped: no link of its hooks left.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/tcpkit.sh"
@@ -117,11 +118,12 @@ ia32=$(ia32_here)
 log "ia32 syscalls here: ${ia32:-not x86-64}"
 case $ia32 in
 run | off)
-	want=guarded links=1
+	want=standby links=1
 	[ "$ia32" = off ] && want=off links=0
 	assert_eq "$(stat_get guard_ia32)" "$want" "status --json: guard_ia32 follows what int \$0x80 finds here"
-	assert_eq "$(agent_prog_links '^ia32_enter$')" $links "the ia32 hook attached where ia32 syscalls run"
-	want="32-bit (ia32) syscalls: seen on raw_syscalls:sys_enter"
+	assert_eq "$(agent_prog_links '^ia32_enter$')" 0 "the ia32 hook not attached while no 32-bit program ran"
+	assert_eq "$(agent_prog_links '^ia32_exec$')" $links "the 32-bit exec hook attached where ia32 syscalls run"
+	want="32-bit (ia32) syscalls: none yet (hooked at a 32-bit exec)"
 	[ "$ia32" = off ] && want="32-bit (ia32) syscalls: none (ia32 emulation is off)"
 	"$AGENT" status | grep -A3 '^guard  *tracepoints' | grep -qF "$want" ||
 		fail "status text does not say '$want': $("$AGENT" status | grep -A3 '^guard')"

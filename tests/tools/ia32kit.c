@@ -21,6 +21,9 @@
  *                                  end reads the
  *                                  stream to EOF (SO_OOBINLINE off), then
  *                                  recv(MSG_OOB).
+ * Built 64-bit (without -m32), it takes the int80-splice and
+ * int80-oob-sendto modes only: the same through int $0x80 from a 64-bit
+ * program (i386 numbers, arguments below 4 GiB).
  * Prints one line:
  *   server=OUTCOME client=OUTCOME got=BYTES [stream=S oob=C]
  * server: ok (all bytes, right), reset (an error: the connection was
@@ -29,8 +32,8 @@
  * Plain TCP gives server=ok client=ok; stream and oob are what a TCP
  * reader gets (the urgent byte out of the stream).
  */
-#ifndef __i386__
-#error "ia32kit is a 32-bit program: gcc -m32"
+#if !defined(__i386__) && !defined(__x86_64__)
+#error "ia32kit is an x86 program: gcc -m32 (or, for its int80-* modes, 64-bit)"
 #endif
 #define _GNU_SOURCE
 #include <errno.h>
@@ -42,6 +45,7 @@
 #include <arpa/inet.h>
 #include <linux/net.h>
 #include <netinet/in.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include "toolkit.h"
@@ -93,6 +97,44 @@ static const char *client_outcome(int cli)
 	return "ok";
 }
 
+#ifdef __x86_64__
+#define NR32_SPLICE 313 /* arch/x86/entry/syscalls/syscall_32.tbl */
+#define NR32_SENDTO 369
+
+/* An i386 syscall from 64-bit code: int $0x80 takes its arguments in
+ * ebx, ecx, edx, esi, edi, ebp (arch/x86/entry/entry_64_compat.S); the
+ * red zone is stepped over before rbp is pushed. */
+static long int80(long nr, long b, long c, long d, long si, long di, long bp)
+{
+	long ret;
+
+	asm volatile("sub $128, %%rsp\n\tpush %%rbp\n\tmov %[bp], %%rbp\n\t"
+		     "int $0x80\n\tpop %%rbp\n\tadd $128, %%rsp"
+		     : "=a"(ret)
+		     : "a"(nr), "b"(b), "c"(c), "d"(d), "S"(si), "D"(di), [bp] "r"(bp)
+		     : "r8", "r9", "r10", "r11", "memory", "cc");
+	if ((int)ret < 0) {
+		errno = -(int)ret;
+		return -1;
+	}
+	return (int)ret;
+}
+#endif
+
+/* One read of srv into the pipe's write end with the syscall MODE names */
+static long splice_once(const char *mode, int srv, int pipe_w, size_t len)
+{
+#ifdef __x86_64__
+	(void)mode;
+	return int80(NR32_SPLICE, srv, 0, pipe_w, 0, len, SPLICE_F_NONBLOCK);
+#else
+	if (!strcmp(mode, "splice"))
+		return syscall(SYS_splice, srv, NULL, pipe_w, NULL, len, SPLICE_F_NONBLOCK);
+	return syscall(!strcmp(mode, "sendfile") ? SYS_sendfile : SYS_sendfile64, pipe_w, srv,
+		       NULL, len);
+#endif
+}
+
 /* splice, sendfile, sendfile64: the socket into a pipe */
 static int spliced(const char *mode)
 {
@@ -111,11 +153,7 @@ static int spliced(const char *mode)
 		die("send");
 	deadline = now_s() + 5;
 	while (n < LEN && now_s() < deadline) {
-		if (!strcmp(mode, "splice"))
-			r = syscall(SYS_splice, srv, NULL, p[1], NULL, LEN - n, SPLICE_F_NONBLOCK);
-		else
-			r = syscall(!strcmp(mode, "sendfile") ? SYS_sendfile : SYS_sendfile64, p[1],
-				    srv, NULL, LEN - n);
+		r = splice_once(mode, srv, p[1], LEN - n);
 		if (r > 0) {
 			if (read(p[0], got + n, r) != r)
 				die("read pipe");
@@ -137,6 +175,20 @@ static int spliced(const char *mode)
 /* One send of buf with MSG_OOB through the syscall MODE names */
 static long oob_send(int fd, const char *mode, const char *buf, size_t len)
 {
+#ifdef __x86_64__
+	static char *low;
+
+	/* int $0x80 takes 32-bit pointers */
+	if (!low) {
+		low = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT,
+			   -1, 0);
+		if (low == MAP_FAILED)
+			die("mmap MAP_32BIT");
+	}
+	(void)mode;
+	memcpy(low, buf, len);
+	return int80(NR32_SENDTO, fd, (long)low, len, MSG_OOB, 0, 0);
+#else
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 	struct mmsghdr mm = { .msg_hdr = { .msg_iov = &iov, .msg_iovlen = 1 } };
 	unsigned long a[6] = { fd, (unsigned long)buf, len, MSG_OOB, 0, 0 };
@@ -163,6 +215,7 @@ static long oob_send(int fd, const char *mode, const char *buf, size_t len)
 	}
 	fprintf(stderr, "ia32kit: unknown mode %s\n", mode);
 	exit(2);
+#endif
 }
 
 /* A send that fails ends the client's part, as it would an application's:
@@ -230,6 +283,14 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
+#ifdef __x86_64__
+	if (!strcmp(argv[1], "int80-oob-sendto"))
+		return urgent(argv[1]);
+	if (!strcmp(argv[1], "int80-splice"))
+		return spliced(argv[1]);
+	fprintf(stderr, "ia32kit: built 64-bit: int80-splice or int80-oob-sendto only\n");
+	return 2;
+#endif
 	if (!strncmp(argv[1], "oob-", 4))
 		return urgent(argv[1]);
 	if (strcmp(argv[1], "splice") && strcmp(argv[1], "sendfile") && strcmp(argv[1], "sendfile64")) {
