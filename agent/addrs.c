@@ -122,10 +122,12 @@ static int cmp(const void *x, const void *y)
 
 int addrs_sync(int map_fd, const struct netns_ref *ns, size_t n)
 {
-	static struct addr_set now;
+	/* last: what map_fd holds since the last sync that wrote it whole */
+	static struct addr_set now, last;
+	static int last_fd = -1;
 	struct addr16 key, next;
 	__u32 one = 1;
-	int self, removed = 0;
+	int self, removed = 0, failed = 0;
 	void *prev = NULL;
 	size_t i;
 
@@ -138,8 +140,16 @@ int addrs_sync(int map_fd, const struct netns_ref *ns, size_t n)
 			pr_debug("addrs: netns %llu: dump failed\n", (unsigned long long)ns[i].ino);
 	netns_restore(self);
 	qsort(now.v, now.n, sizeof(now.v[0]), cmp);
+	/* Once a tick, and the addresses hardly ever change: the map has
+	 * them (the agent is its only writer), so no write and no walk, which
+	 * visits every one of its buckets (kernel/bpf/hashtab.c). */
+	if (map_fd == last_fd && now.n == last.n &&
+	    !memcmp(now.v, last.v, now.n * sizeof(now.v[0])))
+		return now.n;
+	last_fd = -1;
 	for (i = 0; i < now.n; i++)
-		bpf_map_update_elem(map_fd, &now.v[i], &one, BPF_ANY);
+		if (bpf_map_update_elem(map_fd, &now.v[i], &one, BPF_ANY))
+			failed++;
 	/* drop what is gone (restart the walk after each delete) */
 	while (bpf_map_get_next_key(map_fd, prev, &next) == 0) {
 		if (!bsearch(&next, now.v, now.n, sizeof(now.v[0]), cmp)) {
@@ -153,5 +163,10 @@ int addrs_sync(int map_fd, const struct netns_ref *ns, size_t n)
 	}
 	if (removed)
 		pr_debug("addrs: %d addresses gone\n", removed);
+	if (!failed) {
+		memcpy(last.v, now.v, now.n * sizeof(now.v[0]));
+		last.n = now.n;
+		last_fd = map_fd;
+	}
 	return now.n;
 }

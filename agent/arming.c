@@ -137,7 +137,7 @@ static void disarm(struct guard_arming *a)
 		a->idle_sec);
 }
 
-void arming_tick(struct guard_arming *a)
+void arming_tick(struct guard_arming *a, __u64 tracked)
 {
 	time_t now = now_sec();
 
@@ -155,7 +155,11 @@ void arming_tick(struct guard_arming *a)
 	write_state(a, true); /* alive: GUARD_ALIVE_NS */
 	if (!a->idle_sec)
 		return;
-	if (!sock_hash_empty(a)) {
+	/* The data plane's count, not the map: on an empty map get_next_key
+	 * visits every bucket (htab_map_get_next_key, kernel/bpf/hashtab.c),
+	 * half a millisecond a tick at 512k.  disarm() asks the map itself,
+	 * once, after the programs in flight are done. */
+	if (tracked) {
 		a->empty_since = 0;
 		return;
 	}

@@ -53,8 +53,9 @@ int arming_start(struct guard_arming *a, struct guard *g, const struct agent_map
 int arming_epoll_fd(const struct guard_arming *a);
 /* A socket wanted in: arm. */
 void arming_on_wakeup(struct guard_arming *a);
-/* Once a tick: disarm after idle_sec of an empty SOCKHASH. */
-void arming_tick(struct guard_arming *a);
+/* Once a tick: disarm after idle_sec of an empty SOCKHASH (tracked: the
+ * data plane's count of sockets in it, sockets_added - sockets_closed). */
+void arming_tick(struct guard_arming *a, __u64 tracked);
 /* The agent leaves: no socket may enter without it (a pinned data plane
  * outlives the agent; the tracepoints don't). */
 void arming_stop(struct guard_arming *a);

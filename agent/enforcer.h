@@ -90,6 +90,8 @@ struct enforcer {
 	struct syscall_ops so;   /* loaded for sock_diag or watch */
 	struct ring_buffer *rb;  /* reset_requests */
 	int backlog_fd;          /* reset_backlog: what the ring had no room for */
+	int stats_fd;            /* accel_stats: reset_requests_deferred */
+	__u64 deferred_seen;     /* reset_requests_deferred at the last walk */
 	uint64_t max_unread;     /* per socket (shown; the data plane enforces it) */
 	uint64_t budget;         /* host-wide */
 	const struct netns_ref *ns; /* where tracked processes live (runtime's) */
@@ -113,10 +115,12 @@ void enforcer_set_namespaces(struct enforcer *e, const struct netns_ref *ns, siz
 int enforcer_epoll_fd(const struct enforcer *e);
 /* Requests are ready: take and carry them out. */
 void enforcer_on_requests(struct enforcer *e);
-/* Once a tick: measure unread bytes into g's unread fields (the rest of
- * the gauges are their owners'), keep the budget. */
+/* Once a tick, with the data plane's counters read just before (st; NULL:
+ * not read, every map is walked):
+ * take what the ring missed, measure unread bytes into g's unread fields
+ * (the rest of the gauges are their owners'), keep the budget. */
 struct agent_gauges;
-void enforcer_tick(struct enforcer *e, struct agent_gauges *g);
+void enforcer_tick(struct enforcer *e, const struct accel_stats *st, struct agent_gauges *g);
 void enforcer_stop(struct enforcer *e);
 int enforcer_progs(const struct enforcer *e, struct prog_ref *out, int max);
 /* The default host-wide budget: half of tcp_mem's pressure threshold. */

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include "bpfutil.h"
 #include "counters.h"
 #include "log.h"
 #include "reconcile.h"
@@ -80,7 +81,7 @@ static void sample_pairs(struct runtime *rt)
 /* agent_gauges, written whole once a tick: each fact from its owner, the
  * unread ones measured by the enforcer now, and the heartbeat `ngx-sockmap
  * health` checks (the loop ticked). */
-static void publish_gauges(struct runtime *rt)
+static void publish_gauges(struct runtime *rt, const struct accel_stats *st)
 {
 	struct agent_gauges g = { .local_addrs = rt->local_addrs,
 				  .guards_armed = rt->arming.armed,
@@ -95,7 +96,7 @@ static void publish_gauges(struct runtime *rt)
 				  .recent_conns = rt->recent_conns };
 	__u32 zero = 0;
 
-	enforcer_tick(&rt->enforcer, &g);
+	enforcer_tick(&rt->enforcer, st, &g);
 	g.heartbeat_ns = boottime_ns();
 	bpf_map_update_elem(rt->maps.fd[MAP_GAUGES], &zero, &g, BPF_ANY);
 }
@@ -115,7 +116,17 @@ static void refresh_ia32(struct runtime *rt)
 static void tick(struct runtime *rt, uint64_t n)
 {
 	static uint64_t ticks;
+	struct accel_stats st, *stp = &st;
+	__u32 zero = 0;
 	int err;
+
+	/* The data plane's counters, once: the arming and the enforcer learn
+	 * from them whether there is anything to walk (a walk of an empty
+	 * map of --max-sockets buckets still visits every bucket).  Unread
+	 * (NULL), each walks as before. */
+	if (percpu_sum_u64(rt->maps.fd[MAP_STATS], &zero, (__u64 *)&st,
+			   sizeof(st) / sizeof(__u64)))
+		stp = NULL;
 
 	feed_drain(&rt->feed);
 	err = dataplane_refill_nonces(&rt->dp);
@@ -124,14 +135,17 @@ static void tick(struct runtime *rt, uint64_t n)
 	if (observer_running(&rt->xdp))
 		topk_tick(&rt->topk, rt->maps.fd[MAP_SRC_STATS]);
 	runtime_refresh_netns(rt, NULL, 0);
-	arming_tick(&rt->arming);
+	/* added - closed (counters.c's sockets_now); not known: not empty */
+	arming_tick(&rt->arming, !stp ? 1
+				 : st.sockets_added > st.sockets_closed
+				 ? st.sockets_added - st.sockets_closed : 0);
 	refresh_ia32(rt);
 	ticks += n;
 	if (ticks % SWEEP_EVERY_TICKS == 0)
 		sweep_endpoints(rt);
 	if (ticks % PAIR_WINDOW_STEP_SEC == 0 || !rt->pairs_window.filled)
 		sample_pairs(rt);
-	publish_gauges(rt);
+	publish_gauges(rt, stp);
 	if (reconcile(&rt->rec, ticks)) {
 		runtime_refresh_netns(rt, NULL, 0);
 		runtime_publish(rt);

@@ -38,25 +38,40 @@ static int run(struct bpf_program *prog, void *ctx, size_t ctx_size)
 	return opts.retval ? -EINVAL : 0;
 }
 
-int syscall_ops_scan(struct syscall_ops *so, struct unread_record *out, int max, __u64 *total,
-		     __u64 *largest)
+int syscall_ops_scan(struct syscall_ops *so, const __u64 *added, struct unread_record *out,
+		     int max, __u64 *total, __u64 *largest)
 {
-	/* 64 KiB: not on the stack */
+	/* 256 KiB: not on the stack */
 	static struct unread_scan scan;
+	struct unread_scan_args a = {};
 	__u32 zero = 0;
 	int err, n;
 
-	err = run(so->skel->progs.scan_watched, NULL, 0);
+	*total = *largest = 0;
+	/*
+	 * unread_watch gains an entry only with sockets_added, counted after
+	 * the insert (accel_life.h life_begin): unchanged since a scan that
+	 * began after reading it and found the map empty, it is empty still.
+	 * The scan visits every bucket of a map sized as the SOCKHASH
+	 * (bpf_for_each_map_elem, kernel/bpf/hashtab.c), full or not.
+	 */
+	if (added && so->watch_empty && *added == so->added_seen)
+		return 0;
+	err = run(so->skel->progs.scan_watched, &a, sizeof(a));
 	if (err)
 		return err;
+	so->watch_empty = added && !a.watched;
+	so->added_seen = added ? *added : 0;
+	*total = a.total;
+	*largest = a.max;
+	if (!a.n)
+		return 0; /* nothing unread: the records need no copy */
 	if (bpf_map_lookup_elem(bpf_map__fd(so->skel->maps.unread_scan_out), &zero, &scan))
 		return -errno;
 	n = scan.n < UNREAD_SCAN_MAX ? (int)scan.n : UNREAD_SCAN_MAX;
 	if (n > max)
 		n = max;
 	memcpy(out, scan.rec, n * sizeof(*out));
-	*total = scan.total;
-	*largest = scan.max;
 	return n;
 }
 

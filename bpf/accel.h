@@ -374,6 +374,18 @@ struct unread_scan {
 	struct unread_record rec[UNREAD_SCAN_MAX];
 };
 
+/* scan_watched's context, written back by BPF_PROG_RUN (net/bpf/
+ * test_run.c, bpf_prog_test_run_syscall copies ctx out): the agent reads
+ * the 256 KiB unread_scan_out only when n says it holds a record, and
+ * skips the scan while watched says unread_watch was empty and no socket
+ * was added since. */
+struct unread_scan_args {
+	__u64 total;   /* as struct unread_scan */
+	__u64 max;
+	__u32 n;
+	__u32 watched; /* entries left in unread_watch */
+};
+
 /* note_reset's context (syscall_ops.bpf.c, BPF_PROG_RUN by the agent):
  * a connection the agent ended from user space. */
 struct note_reset_args {

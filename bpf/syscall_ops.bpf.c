@@ -8,8 +8,10 @@
  *
  *   scan_watched    every socket of unread_watch (the data plane keeps it
  *                   with watch_unread): the unread redirected bytes its
- *                   psock holds, into unread_scan_out.  What iter/sockmap
- *                   reports, from a map instead of the SOCKHASH.
+ *                   psock holds, into unread_scan_out, and the sums
+ *                   (and how many entries it kept) into its context.
+ *                   What iter/sockmap reports, from a map instead of
+ *                   the SOCKHASH.
  *   note_reset      a connection the agent ended over sock_diag: counted
  *                   (resets[reason]) and its service endpoint learned as
  *                   a hazard, as reset_doomed does for the connections
@@ -35,6 +37,7 @@ struct {
 /* bpf_for_each_map_elem's context must live on the stack */
 struct scan_ctx {
 	struct unread_scan *out;
+	__u32 watched;
 };
 
 static long visit(struct bpf_map *map, __u64 *cookie, __u64 *psock, struct scan_ctx *c)
@@ -52,6 +55,7 @@ static long visit(struct bpf_map *map, __u64 *cookie, __u64 *psock, struct scan_
 		bpf_map_delete_elem(&unread_watch, cookie);
 		return 0;
 	}
+	c->watched++;
 	rec.bytes = psock_unread(*psock);
 	if (!rec.bytes)
 		return 0;
@@ -68,9 +72,9 @@ static long visit(struct bpf_map *map, __u64 *cookie, __u64 *psock, struct scan_
 }
 
 SEC("syscall")
-int scan_watched(void *ctx)
+int scan_watched(struct unread_scan_args *a)
 {
-	struct scan_ctx c;
+	struct scan_ctx c = {};
 	__u32 zero = 0;
 
 	c.out = bpf_map_lookup_elem(&unread_scan_out, &zero);
@@ -79,6 +83,10 @@ int scan_watched(void *ctx)
 	c.out->total = c.out->max = 0;
 	c.out->n = 0;
 	bpf_for_each_map_elem(&unread_watch, visit, &c, 0);
+	a->total = c.out->total;
+	a->max = c.out->max;
+	a->n = c.out->n;
+	a->watched = c.watched;
 	return 0;
 }
 
