@@ -129,8 +129,8 @@ struct opt_spec {
 	  "a followed cgroup no connection used for 30 s is released") \
 	X("short-conn", OPT_SHORT_CONN, "MSGS", AS_MESSAGES(short_conn_msgs, 1000000), \
 	  "don't track new connections to a server address and port whose connections " \
-	  "average fewer than MSGS sends per socket (learned; 1 in 16 still sampled). Default 0: " \
-	  "every connection (pairing pays from the first round trip, bench/breakeven)") \
+	  "average fewer than MSGS sends per socket (learned; 1 in 16 still sampled). Default 8; " \
+	  "0: every connection (bench/run close: one-request connections paired cost more)") \
 	X("xdp", OPT_XDP, "IFACE", AS_LIST(xdp_ifaces, n_xdp, 16, "interface name"), \
 	  "count packets per source on IFACE with an XDP observer (native mode where the " \
 	  "driver has it, else generic; always passes); repeatable") \
@@ -187,10 +187,10 @@ const struct run_opts run_opts_defaults = {
 	/* half the slots: a host's local clients and upstreams rarely need
 	 * more, and anyone can make cgroups (reconcile.h) */
 	.max_followed = 32,
-	/* 0: track every connection.  bench/breakeven (6.18): a paired
-	 * connection of one request and one response costs 0.93x of TCP's
-	 * CPU, and the close and conns1000 benches ran faster and with a
-	 * shorter tail without the policy (docs/bench/breakeven). */
+	/* On: with the guard's hooks, the nonce and the unread watch,
+	 * pairing one-request connections costs more than TCP
+	 * (docs/bench/close-all-paired), although the bare pairing of
+	 * bench/breakeven (an older data plane) cost less. */
 	.short_conn_msgs = ACCEL_DEFAULT_SHORT_CONN_MSGS,
 	.xdp_sample = 64,
 	.max_unread = ACCEL_DEFAULT_MAX_UNREAD,

@@ -5,9 +5,10 @@
 # (fallbacks.short_lived grows, few new sockets tracked), while a port with
 # long connections stays accelerated; and a port that turns keep-alive is
 # tracked again (the 1-in-16 sample re-learns it).  Every response stays
-# byte-exact throughout.  And that the policy is off by default: without
-# --short-conn, one-request connections are all paired (bench/breakeven:
-# pairing pays from the first round trip).
+# byte-exact throughout.  And that the policy is on by default (8 sends):
+# without --short-conn, one-request connections stop being paired
+# (docs/bench/close-all-paired: pairing them cost more than it saved),
+# and --short-conn 0 pairs them all.
 . "$(dirname "$0")/../lib/common.sh"
 
 cg=$(cg_make shortconn)
@@ -50,11 +51,17 @@ wait_port 127.0.0.1 18391
 wait_port 127.0.0.1 18392
 client() { cg_exec "$cg" python3 "$TMP/sc.py" client "$@" | grep -q '^bad=0$' || fail "wrong bytes ($*)"; }
 
-# 0. the default: every connection tracked, however short
+# 0. the default: short connections learned and skipped
 AGENT_SHORT_CONN=default agent_start -c "$cg"
 client 18391 200 1
-assert_eq "$(stat_get fallbacks.short_lived)" 0 "no connection skipped as short-lived by default"
-assert_ge "$(stat_get pairs)" 190 "200 one-request connections paired by default"
+assert_ge "$(stat_get fallbacks.short_lived)" 100 \
+	"one-request connections skipped as short-lived by default"
+agent_stop
+# ... and --short-conn 0 tracks every connection, however short
+AGENT_SHORT_CONN=0 agent_start -c "$cg"
+client 18391 200 1
+assert_eq "$(stat_get fallbacks.short_lived)" 0 "none skipped with --short-conn 0"
+assert_ge "$(stat_get pairs)" 190 "200 one-request connections paired with --short-conn 0"
 agent_stop
 
 AGENT_SHORT_CONN=4 agent_start -c "$cg"

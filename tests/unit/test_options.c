@@ -295,7 +295,7 @@ static void test_table_defaults(void)
 		      !o.n_pids && !o.n_xdp && !o.pid_file && !o.k8s_selector,
 	      "flags and lists start as the defaults");
 	CHECK(o.xdp_sample == 64 && o.max_unread == 64ULL << 20 && o.guard_idle == 30 &&
-		      o.short_conn_msgs == 0 && o.max_sockets == 0 && o.unread_budget == 0 &&
+		      o.short_conn_msgs == 8 && o.max_sockets == 0 && o.unread_budget == 0 &&
 		      o.max_followed == 32,
 	      "values start as the defaults");
 	CHECK(o.guard_hooks == 0 && o.resets == 0 && o.unread_scan == 0, "every choice: auto");
