@@ -141,6 +141,10 @@ chroot "$R" apt-get install -y -q nginx >"$TMP/nginx.log" 2>&1 ||
 	fail "apt-get install nginx: $(tail -10 "$TMP/nginx.log")"
 abi=$(chroot "$R" dpkg-query -W -f='${Provides}\n' nginx | tr ',' '\n' | grep -o 'nginx-abi-[^ ]*')
 log "the chroot's nginx: $(chroot "$R" dpkg-query -W -f='${Version}' nginx), $abi"
+# nginx makes its pid file and temp paths (/var/lib/nginx/*) the first time
+# it reads its config: once here, so that the comparison after the purge
+# sees what the modules' packages left, not what nginx made
+chroot "$R" nginx -t >"$TMP/nginx-t0.log" 2>&1 || fail "nginx -t, nginx alone: $(cat "$TMP/nginx-t0.log")"
 snapshot >"$TMP/nginx.before"
 for f in $MODS; do
 	dep=$(dpkg-deb -f "$f" Depends)
