@@ -43,6 +43,7 @@
 #include "accel.h"
 #include "accel_maps.h"
 #include "psock.h"
+#include "ia32.h"
 
 char LICENSE[] SEC("license") = "GPL";
 

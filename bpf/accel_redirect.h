@@ -116,17 +116,6 @@ static __always_inline __u64 unread_limit(const struct sock_state *st)
  * (fail closed), until the guard re-arms (guard.c forget_oob_senders). */
 enum oob_send { OOB_NONE, OOB_THIS_TASK, OOB_UNKNOWN };
 
-/* x86 only: flavors, so that the object builds from any arch's vmlinux.h */
-struct thread_info___compat {
-	__u32 status;
-} __attribute__((preserve_access_index));
-
-struct task_struct___compat {
-	struct thread_info___compat thread_info;
-} __attribute__((preserve_access_index));
-
-#define TS_COMPAT 0x0002 /* arch/x86/include/asm/thread_info.h */
-
 /* Is this send a 32-bit (ia32) syscall that no hook of the guard saw?
  * The syscall tracepoints never fire for ia32 syscalls (x86's
  * ARCH_TRACE_IGNORE_COMPAT_SYSCALLS), and the guard attaches its
@@ -141,17 +130,13 @@ struct task_struct___compat {
  * while it is not. */
 static __always_inline bool unseen_ia32_send(void)
 {
-	struct task_struct___compat *t;
 	struct guard_state *gs;
 	__u32 zero = 0;
 
 	gs = bpf_map_lookup_elem(&guard_state, &zero);
 	if (gs && (gs->armed & GUARD_ARMED_IA32))
 		return false;
-	t = (void *)bpf_get_current_task();
-	if (!bpf_core_field_exists(t->thread_info.status))
-		return false; /* not x86 */
-	return BPF_CORE_READ(t, thread_info.status) & TS_COMPAT;
+	return in_ia32_syscall();
 }
 
 static __always_inline enum oob_send sending_oob(void)

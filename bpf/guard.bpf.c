@@ -59,6 +59,7 @@
 #include "accel.h"
 #include "accel_maps.h"
 #include "psock.h"
+#include "ia32.h"
 #include "sockmap_query.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -381,7 +382,6 @@ int uring_enter_exit(void *ctx)
 #define SYS_SENDTO      11
 #define SYS_SENDMSG     16
 #define SYS_SENDMMSG    20
-#define TS_COMPAT       0x0002 /* arch/x86/include/asm/thread_info.h */
 
 const volatile bool ia32_splice = true; /* false where splice(2) reads redirected bytes */
 
@@ -390,22 +390,6 @@ const volatile bool ia32_splice = true; /* false where splice(2) reads redirecte
 struct pt_regs___x86 {
 	unsigned long bx, cx, dx, si;
 } __attribute__((preserve_access_index));
-
-struct thread_info___x86 {
-	__u32 status;
-} __attribute__((preserve_access_index));
-
-struct task_struct___x86 {
-	struct thread_info___x86 thread_info;
-} __attribute__((preserve_access_index));
-
-/* in_ia32_syscall() (arch/x86/include/asm/compat.h) */
-static __always_inline bool in_ia32_syscall(void)
-{
-	struct task_struct___x86 *t = (void *)bpf_get_current_task();
-
-	return BPF_CORE_READ(t, thread_info.status) & TS_COMPAT;
-}
 
 /*
  * ia32_enter runs on every syscall of every task while attached (88 ns a
