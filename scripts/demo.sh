@@ -88,12 +88,13 @@ if flagged:
     for x in flagged:
         print("  round %d %s %s: %s" % (x["round"], x["mode"], x["profile"], "; ".join(x["flags"])))
     print()
-print("Medians over %d interleaved rounds of %d s; ratios are accel/baseline,"
+print("Indicative only: medians over %d interleaved rounds of %d s; ratios"
       % (res["meta"]["rounds"], res["meta"]["duration"]))
-print("the median of the per-round ratios (req/s: higher is better, p99 and")
-print("CPU per request: lower is better).  A small VM is noisy, CPU per request")
-print("much less than req/s; for firmer numbers run `sudo make bench` (7")
-print("profiles, remote upstream included, 3 rounds of 8 s).")
+print("are accel/baseline, the median of the per-round ratios (req/s: higher")
+print("is better, p99 and CPU per request: lower is better).  A small VM is")
+print("noisy, CPU per request much less than req/s; for firmer numbers run")
+print("`sudo make bench` (7 profiles, remote upstream included, 3 rounds of")
+print("8 s).")
 EOF
 echo
 echo "Full report: $OUT/results.md"
