@@ -1,4 +1,4 @@
-# timeout: 900
+# timeout: 1500
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # Proves: `make deb` (scripts/deb.sh) builds a package from this tree with
 # debhelper that is lintian-clean (no error or warning not overridden in
