@@ -35,6 +35,12 @@ trap 'exit 130' INT TERM
 log() { echo "# $*"; }
 fail() { echo "FAIL: $*"; exit 1; }
 skip() { echo "$*"; exit 77; }
+# arena_refused: does this host refuse BPF arena maps?  Some hosts of this
+# project's kind do (a policy, like the one refusing tracing programs):
+# the agent then carries its events on a ring buffer (README, Telemetry)
+arena_refused() {
+	bpftool feature probe kernel 2>/dev/null | grep -q 'map_type arena is NOT available'
+}
 ok() { echo "ok - $*"; }
 
 assert_eq() { # assert_eq ACTUAL EXPECTED LABEL
