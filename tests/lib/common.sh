@@ -271,6 +271,11 @@ nginx_start() {
 	mkdir -p "$prefix/logs" "$prefix/html"
 	sedargs+=(-e "s|@PREFIX@|$prefix|g")
 	for kv in "$@"; do sedargs+=(-e "s|@${kv%%=*}@|${kv#*=}|g"); done
+	# nginx's idle keep-alive limit scales like every test limit: under
+	# TCG (NGX_SOCKMAP_TEST_TIMEOUT_SCALE 4) an agent start between two
+	# requests on one connection can outlast 60 s, and nginx then closes
+	# the connection the test still means to use (EOF in headers)
+	sedargs+=(-e "s|keepalive_timeout 60s;|keepalive_timeout $((60 * ${NGX_SOCKMAP_TEST_TIMEOUT_SCALE:-1}))s;|")
 	sed "${sedargs[@]}" "$TOP/nginx-conf/$tpl" >"$prefix/nginx.conf"
 	if [ -n "$cg" ]; then
 		cg_exec "$cg" nginx -p "$prefix" -c "$prefix/nginx.conf" || fail "nginx $name failed to start"
