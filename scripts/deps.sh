@@ -63,6 +63,9 @@ fi
 # stubs (raw-bytes methods), so no protobuf compiler.
 [ $build_only = 1 ] || PKGS="$PKGS php8.2-fpm postgresql-15 redis-server redis-tools libnginx-mod-stream
       python3-websockets python3-grpcio"
+# python3-matplotlib: make soak's chart (bench/soak.py draws RSS, fds,
+# map entries and host memory over the run; without it, no chart)
+[ $build_only = 1 ] || PKGS="$PKGS python3-matplotlib"
 # nginx-dev: the headers and configure flags of Debian's nginx, which the
 # nginx modules (nginx-module/, `make module`) are built against, as
 # Debian builds third-party modules (nginx_module_var.sh loads them);

@@ -11,7 +11,7 @@
 # every kind of traffic got through, no HTTP retry happened away from a
 # fault, and after each storm the sockhash holds no more entries than
 # there are live connections.  The long run and its figures: README,
-# "Reliability".
+# "Reliability".  It draws its chart (matplotlib, from make deps).
 . "$(dirname "$0")/../lib/common.sh"
 
 out=$TMP/soak
@@ -36,3 +36,6 @@ ok "every kind of traffic completed byte-exact at least once"
 n=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["faults"]))' "$out/summary.json")
 assert_ge "$n" 8 "kinds of fault injected"
 assert_eq "$rc" 0 "bench/soak exit status (its verdict: $(s verdict))"
+# the chart: make deps installs matplotlib for it (python3-matplotlib)
+[ -s "$out/soak.png" ] || fail "no chart (soak.png): $(grep -i chart "$TMP/soak.log")"
+ok "the chart: soak.png, $(stat -c %s "$out/soak.png") bytes"
