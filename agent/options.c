@@ -129,7 +129,7 @@ struct opt_spec {
 	  "a followed cgroup no connection used for 30 s is released") \
 	X("short-conn", OPT_SHORT_CONN, "MSGS", AS_MESSAGES(short_conn_msgs, 1000000), \
 	  "don't track new connections to a server address and port whose connections " \
-	  "average fewer than MSGS sends per socket (learned; 1 in 16 still sampled). Default 8; " \
+	  "average fewer than MSGS sends per socket (learned; 1 in 16, at most 60 a second, still sampled). Default 8; " \
 	  "0: every connection (bench/run close: one-request connections paired cost more)") \
 	X("xdp", OPT_XDP, "IFACE", AS_LIST(xdp_ifaces, n_xdp, 16, "interface name"), \
 	  "count packets per source on IFACE with an XDP observer (native mode where the " \

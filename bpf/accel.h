@@ -219,14 +219,18 @@ struct nonce_opt {
  * Setting up and tearing down a psock costs more than one redirected
  * request saves, so new connections to an endpoint whose average is below
  * short_conn_msgs are not tracked; one in SHORT_SAMPLE_EVERY still is, so
- * the average follows the traffic.  Updates race (no lock): it is a
- * heuristic and a lost update only delays it.
+ * the average follows the traffic, and at most one per slot of the
+ * coarse clock (SHORT_SAMPLE_SLOT_SHIFT, sample_slot), so that a busy
+ * endpoint does not pay for hundreds of samples a second.  Updates race
+ * (no lock): it is a heuristic and a lost update only delays it (or lets
+ * one more sample through).
  */
 struct service_profile {
 	__u32 ewma_msgs_x16; /* messages per socket, fixed point x16 */
 	__u32 samples;       /* sockets that fed the average */
 	__u32 hazards;       /* 1 << enum reset_reason, 1 << PH_ULP */
-	__u32 _pad;
+	__u32 sample_slot;   /* coarse clock >> SHORT_SAMPLE_SLOT_SHIFT when
+			      * a client's end last took a sample here */
 	__u64 hazard_ns;     /* bpf_ktime_get_ns() when a hazard was
 			      * last learned here */
 };
@@ -243,6 +247,11 @@ struct service_profile {
 #define SHORT_EWMA_SHIFT   3  /* new sample weighs 1/8 */
 #define SHORT_MIN_SAMPLES  32 /* don't judge an endpoint before this many */
 #define SHORT_SAMPLE_EVERY 16 /* keep tracking 1 connection in 16 */
+/* ... and at most one per slot of 2^24 ns (16.8 ms) per endpoint: 60 a
+ * second.  Below 950 connections a second the 1 in 16 decides alone;
+ * above, each sample's insert, psock, pairing, events and teardown would
+ * cost every connection more (docs/bench/compare-sample-slot). */
+#define SHORT_SAMPLE_SLOT_SHIFT 24
 
 /* A destination (address, port) the active end connects to: how its
  * tracked connections ended.  Connections to one that withdrew

@@ -18,6 +18,7 @@ static __always_inline void track_active(struct bpf_sock_ops *skops)
 	struct endpoint ne = {};
 	struct sock_state *st;
 	struct bpf_sock *sk;
+	bool sampled = false;
 	struct endpoint *e;
 	__u64 nonce;
 	long err;
@@ -32,7 +33,7 @@ static __always_inline void track_active(struct bpf_sock_ops *skops)
 		STAT_ADD(fallbacks[FB_REPAIR], 1);
 		return;
 	}
-	if (worth_tracking(skops, &key, &svc, &client))
+	if (worth_tracking(skops, &key, &svc, &client, &sampled))
 		return;
 	if (!peer_may_be_tracked(&key, skops->snd_nxt + skops->rcv_nxt))
 		return;
@@ -112,12 +113,13 @@ static __always_inline void track_passive(struct bpf_sock_ops *skops)
 	__u32 snd_isn, rcv_isn, rcvbuf, peer_rcvbuf;
 	__u64 client_cgroup;
 	struct sock_state *st;
+	bool sampled = false;
 	struct bpf_sock *sk;
 	struct endpoint *e;
 	__u64 my_psock;
 
 	sk = skops->sk;
-	if (!sk || worth_tracking(skops, &key, &svc, &client))
+	if (!sk || worth_tracking(skops, &key, &svc, &client, &sampled))
 		return;
 	/* a client on another host (the common case for nginx) costs this
 	 * one lookup: it can't have registered here */
@@ -129,7 +131,12 @@ static __always_inline void track_passive(struct bpf_sock_ops *skops)
 	sock_key_reverse(&rkey, &key);
 	e = bpf_map_lookup_elem(&endpoints, &rkey);
 	if (!e) {
-		NOTE_FALLBACK(FB_NO_PEER, bpf_get_socket_cookie(skops), svc.port);
+		/* a sample the client's end did not take (short_sample):
+		 * skipped as short-lived, like the others, and as quietly */
+		if (sampled)
+			STAT_ADD(fallbacks[FB_SHORT_LIVED], 1);
+		else
+			NOTE_FALLBACK(FB_NO_PEER, bpf_get_socket_cookie(skops), svc.port);
 		return;
 	}
 	/* The claim word first, with a full barrier (a fetching atomic):

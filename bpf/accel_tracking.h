@@ -166,6 +166,31 @@ static __always_inline bool hazard_recent(const struct service_profile *sp)
 	return sp->hazards && (__s64)(bpf_ktime_get_ns() - sp->hazard_ns) < (__s64)hazard_ttl_ns;
 }
 
+/* A sample of a short-lived endpoint's connections (one in
+ * SHORT_SAMPLE_EVERY by the ISN sum, which both ends see alike), taken by
+ * the client's end at most once per slot of the coarse clock: at a
+ * thousand connections a second and more, every sample (insert, psock,
+ * nonce, pairing, events, teardown) cost each connection more than the
+ * average it refreshes is worth.  The server's end can't know whether
+ * the client's end took the slot (it took it a moment ago): it follows
+ * the client, tracked only if it finds its registration (*sampled, read
+ * by track_passive). */
+static __always_inline bool short_sample(struct service_profile *sp, bool server_end,
+					 bool *sampled)
+{
+	__u32 slot;
+
+	if (server_end) {
+		*sampled = true;
+		return true;
+	}
+	slot = bpf_ktime_get_coarse_ns() >> SHORT_SAMPLE_SLOT_SHIFT;
+	if (sp->sample_slot == slot)
+		return false;
+	sp->sample_slot = slot;
+	return true;
+}
+
 /* A hazard learned on either side of the connection: the server's (its
  * endpoint) or this client's (its cgroup and address, to this port).
  * The client side only where the client is (@client NULL on the server's
@@ -176,7 +201,7 @@ static __always_inline bool hazard_recent(const struct service_profile *sp)
  * tracked alone would pay for nothing. */
 static __always_inline int service_is_skipped(const struct service_key *svc,
 					      const struct service_key *client, __u32 isn_sum,
-					      enum fallback_reason *why)
+					      enum fallback_reason *why, bool *sampled)
 {
 	struct service_profile *sp;
 
@@ -194,10 +219,13 @@ static __always_inline int service_is_skipped(const struct service_key *svc,
 		*why = FB_HAZARD;
 		return 1;
 	}
-	if (!short_conn_msgs || isn_sum % SHORT_SAMPLE_EVERY == 0)
+	if (!short_conn_msgs || sp->samples < SHORT_MIN_SAMPLES ||
+	    sp->ewma_msgs_x16 >= short_conn_msgs * 16)
 		return 0;
 	*why = FB_SHORT_LIVED;
-	return sp->samples >= SHORT_MIN_SAMPLES && sp->ewma_msgs_x16 < short_conn_msgs * 16;
+	if (isn_sum % SHORT_SAMPLE_EVERY)
+		return 1;
+	return !short_sample(sp, !client, sampled);
 }
 
 /* Only with the policy on: off, no close inserts an entry (the LRU then
@@ -232,7 +260,8 @@ static __always_inline void service_profile_update(const struct service_key *svc
  * server's on the passive end (track_passive keys the client's side with
  * the cgroup the endpoint it claims names).  Returns 0 to go on. */
 static __always_inline int worth_tracking(struct bpf_sock_ops *skops, struct sock_key *key,
-					  struct service_key *svc, struct service_key *client)
+					  struct service_key *svc, struct service_key *client,
+					  bool *sampled)
 {
 	__u16 lport = skops->local_port;
 	__u16 rport = sock_key_remote_port(skops->remote_port);
@@ -251,7 +280,7 @@ static __always_inline int worth_tracking(struct bpf_sock_ops *skops, struct soc
 	if (!passive)
 		service_key_of(client, key, 0, SVC_CLIENT, sock_cgroup_id(skops->sk));
 	if (service_is_skipped(svc, passive ? NULL : client, skops->snd_nxt + skops->rcv_nxt,
-			       &why)) {
+			       &why, sampled)) {
 		STAT_ADD(fallbacks[why], 1);
 		return -1;
 	}
