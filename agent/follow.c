@@ -204,7 +204,9 @@ int follow_scan(const char *cg2_mnt, const struct cg_target *attached, int n_att
 	ret = dump_all(&l);
 	if (ret)
 		goto out;
-	qsort(l.v, l.n, sizeof(*l.v), cmp_local);
+	/* no socket at all (l.v NULL): qsort's base is declared nonnull */
+	if (l.n)
+		qsort(l.v, l.n, sizeof(*l.v), cmp_local);
 	/* every socket, even once out is full: used[] needs them all */
 	for (i = 0; i < l.n; i++) {
 		const struct diag_sock *s = &l.v[i];
