@@ -27,6 +27,11 @@ _run_cleanups() {
 	if [ -f "$_CLEANUPS" ]; then
 		while IFS= read -r c; do eval "$c" >/dev/null 2>&1; done < <(tac "$_CLEANUPS")
 	fi
+	# A sanitized build's UBSan reports (GCC's libubsan beside libasan)
+	# go to stderr whatever UBSAN_OPTIONS' log_path says: those of the
+	# programs whose stderr is under $TMP (the agent's agent.err) into
+	# this test's log, where tests/run looks for them
+	grep -rIsh -A 12 -E '^[^ ]+:[0-9]+:[0-9]+: runtime error: ' "$TMP"
 	rm -rf "$TMP"
 }
 trap _run_cleanups EXIT
