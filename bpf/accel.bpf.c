@@ -161,10 +161,19 @@ struct {
 	__uint(max_entries, 4096);
 } ring_wakeups SEC(".maps");
 
+/* Where the kernel has no BPF arena: the events themselves, with their
+ * batched wake-ups' state (event_ring.h, ringbuf_wake_flags). */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 64 * 1024);
 } conn_events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ringbuf_wake);
+} conn_events_wake SEC(".maps");
 
 /* The programs' parts, in the order they use each other. */
 #include "accel_tracking.h"

@@ -28,7 +28,7 @@ static __always_inline void emit_conn(__u16 kind, __u64 cookie, __u64 peer, __u1
 
 	/* ring buffer drops count in the per-CPU stats (no .bss: libbpf
 	 * 1.4.6 crashed loading this object with an arena and a .bss) */
-	event_emit(&ring, &ev, events_in_arena, &ring_wakeups, &conn_events,
+	event_emit(&ring, &ev, events_in_arena, &ring_wakeups, &conn_events, &conn_events_wake,
 		   s ? &s->events_dropped : &lost);
 }
 

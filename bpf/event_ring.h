@@ -45,6 +45,14 @@
  * reader after it drains).  Under load that is one wake-up per
  * RING_WAKE_BATCH events or more; an idle ring wakes nobody, and the agent
  * drains stragglers on its once-a-second tick.
+ *
+ * Without an arena (before 6.9, or where a policy refuses arena maps) the
+ * events go to a BPF ring buffer, batched the same way (ringbuf_wake_flags
+ * below): a ring buffer's own wake-up (flags 0) fires whenever the reader
+ * had caught up (kernel/bpf/ringbuf.c bpf_ringbuf_commit), which for a
+ * reader that drains at once is nearly every event: 10,000 agent wake-ups
+ * a second under a connection churn, a quarter of a CPU, and a self-IPI
+ * in the writer for each (irq_work).
  */
 #ifndef NGX_SOCKMAP_EVENT_RING_H
 #define NGX_SOCKMAP_EVENT_RING_H
@@ -56,6 +64,9 @@
 
 #define RING_SLOTS      1024 /* power of two */
 #define RING_WAKE_BATCH 64
+/* Ring buffer transport: a writer that finds a batch waiting wakes the
+ * reader unless another did within this gap (the reader is on its way). */
+#define RINGBUF_WAKE_GAP_NS 1000000ULL
 /* Arena pages for one ring (128 B header + 64 B slots), with room to spare. */
 #define RING_ARENA_PAGES 32
 
@@ -99,6 +110,12 @@ struct ring_event {
 			__u8 _pad;
 		} conn;
 	};
+};
+
+/* The ring buffer transport's wake-up state (ringbuf_wake_flags): BPF's
+ * alone, the agent never reads it. */
+struct ringbuf_wake {
+	__u64 last_ns; /* bpf_ktime_get_ns() of the last forced wake-up */
 };
 
 struct ring_slot {
@@ -179,16 +196,47 @@ static __always_inline void event_ring_publish(struct event_ring __arena *ring, 
 		ring->wake_sent = 0; /* no room for the record: let the next one try */
 }
 /*
+ * The ring buffer transport's wake-up flags: none until RING_WAKE_BATCH
+ * events wait unread, then one writer wakes the reader (at most one per
+ * RINGBUF_WAKE_GAP_NS, so a reader slow to run is woken again, never
+ * flooded); the agent's tick drains what waits below a batch.  A record
+ * is the event and the ring buffer's 8-byte header, rounded to 8
+ * (kernel/bpf/ringbuf.c __bpf_ringbuf_reserve).  @wake: a one-entry ARRAY
+ * of struct ringbuf_wake, the object's own.
+ */
+#define RINGBUF_EVENT_BYTES ((sizeof(struct ring_event) + 8 + 7) & ~7ULL)
+
+static __always_inline __u64 ringbuf_wake_flags(void *events_rb, void *wake, __u64 now)
+{
+	struct ringbuf_wake *w;
+	__u32 zero = 0;
+	__u64 last;
+
+	if (bpf_ringbuf_query(events_rb, BPF_RB_AVAIL_DATA) + RINGBUF_EVENT_BYTES <
+	    RING_WAKE_BATCH * RINGBUF_EVENT_BYTES)
+		return BPF_RB_NO_WAKEUP;
+	w = bpf_map_lookup_elem(wake, &zero);
+	if (!w)
+		return 0; /* the ring buffer's own rule */
+	last = w->last_ns;
+	if (now - last < RINGBUF_WAKE_GAP_NS ||
+	    __sync_val_compare_and_swap(&w->last_ns, last, now) != last)
+		return BPF_RB_NO_WAKEUP;
+	return BPF_RB_FORCE_WAKEUP;
+}
+
+/*
  * Where an object's events go, chosen at load from what the kernel has
  * (the agent sets events_in_arena): the arena ring above (6.9+, read in
  * place, batched wake-ups), or, on older kernels, a BPF ring buffer (one
- * copy per event, the agent reads it the same way through feed.c).
- * ev is filled by the caller; ts_ns and cpu are set here.  A ring buffer
- * with no room counts the event in *rb_drops (the reader's gaps).
+ * copy per event, batched wake-ups too; the agent reads it the same way
+ * through feed.c).  ev is filled by the caller; ts_ns and cpu are set
+ * here.  A ring buffer with no room counts the event in *rb_drops (the
+ * reader's gaps).
  */
 static __always_inline void event_emit(struct event_ring __arena *ring, struct ring_event *ev,
 				       bool in_arena, void *wakeups, void *events_rb,
-				       __u64 *rb_drops)
+				       void *rb_wake, __u64 *rb_drops)
 {
 	struct ring_event *slot;
 	__u64 pos;
@@ -196,7 +244,8 @@ static __always_inline void event_emit(struct event_ring __arena *ring, struct r
 	ev->ts_ns = bpf_ktime_get_ns();
 	ev->cpu = bpf_get_smp_processor_id();
 	if (!in_arena) {
-		if (bpf_ringbuf_output(events_rb, ev, sizeof(*ev), 0))
+		if (bpf_ringbuf_output(events_rb, ev, sizeof(*ev),
+				       ringbuf_wake_flags(events_rb, rb_wake, ev->ts_ns)))
 			__sync_fetch_and_add(rb_drops, 1);
 		return;
 	}

@@ -47,6 +47,14 @@ struct {
 	__uint(max_entries, 64 * 1024);
 } pkt_events SEC(".maps");
 
+/* pkt_events' batched wake-ups (event_ring.h, ringbuf_wake_flags) */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ringbuf_wake);
+} pkt_events_wake SEC(".maps");
+
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
@@ -78,7 +86,8 @@ static __always_inline void sample_frame(struct xdp_md *ctx, enum frame_kind kin
 		ev.pkt.saddr[2] = key->addr[2];
 		ev.pkt.saddr[3] = key->addr[3];
 	}
-	event_emit(&ring, &ev, events_in_arena, &ring_wakeups, &pkt_events, &events_dropped);
+	event_emit(&ring, &ev, events_in_arena, &ring_wakeups, &pkt_events, &pkt_events_wake,
+		   &events_dropped);
 }
 
 /* key: the frame's source for IP frames, NULL for the others */
