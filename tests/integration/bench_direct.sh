@@ -7,7 +7,9 @@
 # half the sends per request that the proxied path takes (no nginx hop);
 # php has no direct mode (wrk speaks HTTP, php-fpm FastCGI) and the report
 # says which modes each profile had; results.md sets the app profiles
-# beside their physical limit.  The structure only: figures of a 1 s run
+# beside their physical limit; each profile runs in blocks of its own (a
+# fresh agent and servers: nothing learned under one profile's traffic
+# carries into the next).  The structure only: figures of a 1 s run
 # on a shared machine mean nothing.
 . "$(dirname "$0")/../lib/common.sh"
 . "$TOP/tests/lib/realsrv.sh"
@@ -28,8 +30,15 @@ ok "bench/run with direct and direct_accel ran"
 
 # the runs, in the order they ran: no direct run for php
 order=$(awk -F'\t' '{ print $2 "/" $3 }' "$out/runs.tsv" | tr '\n' ' ')
-assert_eq "$order" "baseline/php baseline/redis accel/php accel/redis direct/redis direct_accel/redis " \
-	"modes interleaved, php without direct"
+assert_eq "$order" "baseline/php accel/php baseline/redis accel/redis direct/redis direct_accel/redis " \
+	"modes interleaved within each profile, php without direct"
+# a block per profile: each profile's accel run had an agent (and servers)
+# of its own, not the one that saw the profile before it
+pid_of() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["agent"]["pid"])' "$1"; }
+p1=$(pid_of "$out/raw/r1-accel-php.counters.json") || fail "no agent pid in php's counters"
+p2=$(pid_of "$out/raw/r1-accel-redis.counters.json") || fail "no agent pid in redis's counters"
+[ "$p1" != "$p2" ] || fail "php and redis were measured by one agent ($p1): not a block each"
+ok "a fresh agent for each profile ($p1, $p2)"
 
 python3 - "$out/results.json" <<'PY' || fail "results.json: see above"
 import json, sys
