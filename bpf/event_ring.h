@@ -51,7 +51,7 @@
  * below): a ring buffer's own wake-up (flags 0) fires whenever the reader
  * had caught up (kernel/bpf/ringbuf.c bpf_ringbuf_commit), which for a
  * reader that drains at once is nearly every event: 10,000 agent wake-ups
- * a second under a connection churn, a quarter of a CPU, and a self-IPI
+ * a second under a connection churn, a fifth of a CPU, and a self-IPI
  * in the writer for each (irq_work).
  */
 #ifndef NGX_SOCKMAP_EVENT_RING_H
