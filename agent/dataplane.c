@@ -224,6 +224,8 @@ static int size_maps(struct dataplane *dp, const struct dataplane_params *p, boo
 	bpf_map__set_max_entries(dp->skel->maps.sock_hash, n);
 	bpf_map__set_max_entries(dp->skel->maps.endpoints, n);
 	bpf_map__set_max_entries(dp->skel->maps.unread_watch, n);
+	/* a session and its two far ends' aliases per three sockets at most */
+	bpf_map__set_max_entries(dp->skel->maps.splice_sessions, n);
 	/* one reset request per tracked socket at most (accel_maps.h) */
 	bpf_map__set_max_entries(dp->skel->maps.reset_backlog, n);
 	dp->max_sockets = n;

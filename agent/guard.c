@@ -106,7 +106,7 @@ static int msg_redirect_tag(const struct bpf_object *dataplane, __u64 *tag)
 	return 0;
 }
 
-/* Open and load with one set of hooks (NONE: sockopt_ulp alone); the
+/* Open and load with one set of hooks (NONE: sockopt_set alone); the
  * others are not loaded. */
 static int load_with(struct guard *g, const struct bpf_object *dataplane, enum guard_hooks hooks)
 {
@@ -532,7 +532,7 @@ void guard_disarm(struct guard *g)
 
 struct bpf_program *guard_ulp_program(const struct guard *g)
 {
-	return g->skel->progs.sockopt_ulp;
+	return g->skel->progs.sockopt_set;
 }
 
 struct bpf_program *guard_query_program(const struct guard *g)

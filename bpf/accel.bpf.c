@@ -113,13 +113,6 @@ struct {
 	__uint(max_entries, 4096);
 } nonce_wakeup SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct accel_config);
-} accel_config SEC(".maps");
-
 /* Addresses of the network namespaces where tracked processes live. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -180,6 +173,7 @@ struct {
 #include "accel_life.h"
 #include "accel_nonce.h"
 #include "accel_pairing.h"
+#include "accel_splice.h"
 #include "accel_close.h"
 #include "accel_redirect.h"
 
@@ -293,6 +287,12 @@ int msg_redirect(struct sk_msg_md *msg)
 			return fall_back(st, FB_HAZARD, size);
 		return doom(st, msg, RS_OOB);
 	}
+	/* A splice session's far end switches here, before its target and
+	 * its unread bound are used; a relay's end checks its writer. */
+	if (!(st->flags & (SS_SPLICED | SS_RELAY)))
+		splice_try(st);
+	else if (st->flags & SS_RELAY)
+		splice_relay_send(st);
 	/* The peer's unread count can only have grown by what we redirected
 	 * since we last read it (we are its psock's only sender), so
 	 * unread_bound is a true upper bound, and the psock is read only when

@@ -91,6 +91,9 @@ struct accel_stats {
 	__u64 reset_requests_lost;       /* ... and the backlog neither: never ended */
 	__u64 oob_untracked;     /* times oob_senders had no room: every sender
 				  * taken for an urgent one (OOB_UNTRACKED) */
+	__u64 splice_offers;     /* splice sessions a relay offered */
+	__u64 splice_refused;    /* splice requests refused (bpf/sockmap_splice.h) */
+	__u64 splice_switched;   /* directions switched past a relay */
 	__u64 fallbacks[FB__MAX];
 	__u64 skipped[SKIP__MAX];
 	__u64 resets[RS__MAX];   /* counted by the enforcer, per connection */
@@ -116,6 +119,9 @@ enum sock_state_flags {
 	SS_IN_MAP    = 1 << 5, /* in sock_hash under self (until we delete it) */
 	SS_DOOMED    = 1 << 6, /* sends refused; the agent resets the connection */
 	SS_NONCE_OUT = 1 << 7, /* active end: the nonce option is still to be sent */
+	SS_RELAY     = 1 << 8, /* a relay's end of a splice session (N1, N2) */
+	SS_SPLICED   = 1 << 9, /* a session's far end (C, U): our sends go to the
+				* other far end, past the relay, for life */
 };
 
 struct sock_state {
@@ -143,6 +149,48 @@ struct sock_state {
 	struct service_key client;  /* its client side: the client's (the
 				     * passive end has its cgroup from the
 				     * endpoint it claimed) */
+	__u64 splice_key;        /* the splice session we are in (struct
+				  * splice_session): a relay's end from its
+				  * OFFER or JOIN, a far end once it found it */
+	__u64 splice_owner;      /* a relay's end: the offering thread */
+	__u32 splice_gen;        /* accel_config.splice_gen when a far end
+				  * last looked for its session */
+	__u32 _pad2;
+};
+
+/*
+ * A splice session (bpf/sockmap_splice.h), in splice_sessions under N1's
+ * cookie; each far end has an entry of its own under its cookie whose
+ * alias names the session (one socket has one peer, so it is the far end
+ * of one session at most).  An LRU: an entry evicted is a session that
+ * stops switching, never a wrong byte (a switched end keeps its target
+ * in its own sock_state).
+ * to_upstream (to_client): the client's (upstream's) send count at which
+ * all its bytes are in the other far end's queue, from the relay's last
+ * fence; SPLICE_UNFENCED before the first.  A far end's send count is an
+ * upper bound of what it queued (counted at the verdict), a fence a
+ * lower bound of what the relay delivered: equal, nothing is in flight.
+ */
+#define SPLICE_UNFENCED (~0ULL)
+
+enum splice_session_flags {
+	SPLICE_JOINED = 1 << 0, /* N2 joined: both far ends known */
+	SPLICE_BROKEN = 1 << 1, /* a relay end was written by another thread:
+				 * what it counted may not be queued yet */
+};
+
+struct splice_session {
+	__u64 alias;            /* a far end's entry: the session's key */
+	__u64 owner;            /* pid_tgid of the offering thread */
+	struct sock_id client;  /* C, N1's peer */
+	struct sock_id upstream; /* U, N2's peer (joined) */
+	__u64 client_psock;     /* their psocks, for the unread bound */
+	__u64 upstream_psock;
+	__u64 upstream_relay;   /* N2's cookie (joined) */
+	__u64 to_upstream;
+	__u64 to_client;
+	__u32 flags;            /* enum splice_session_flags (atomic or) */
+	__u32 _pad;
 };
 
 /*
@@ -277,6 +325,12 @@ struct accel_config {
 	__u64 netns_only;     /* non-zero: track only sockets of this netns
 			       * cookie (an agent that can't setns: it could
 			       * neither reset nor see the others) */
+	__u32 splice_gen;     /* not the agent's: bumped by each splice OFFER
+			       * and JOIN, so far ends look for a session only
+			       * after one was made (accel_splice.h).  The
+			       * agent's read-modify-write of this map can set
+			       * it back: ends look later, never wrongly. */
+	__u32 _pad;
 };
 
 /*

@@ -62,6 +62,8 @@ static __always_inline void track_closed(struct bpf_sock_ops *skops)
 	service_profile_update(&st->service, st->msgs);
 	if (st->flags & SS_PAIRED)
 		STAT_ADD(paired_closed, 1);
+	if ((st->flags & SS_RELAY) && st->splice_key == st->cookie)
+		splice_forget(st);
 	if ((st->flags & SS_ENDPOINT) && !key_from_sockops(&key, skops)) {
 		peer = endpoint_withdraw(st, &key, &e);
 		/* claimed but never adopted: a pair all the same */

@@ -113,6 +113,26 @@ struct {
 	__type(value, __u64); /* its psock */
 } unread_watch SEC(".maps");
 
+/* The agent's runtime switches (struct accel_config), and the splice
+ * sessions' generation, which the guard's splice control bumps. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct accel_config);
+} accel_config SEC(".maps");
+
+/* Splice sessions and their far ends' aliases (struct splice_session):
+ * written by the guard's cgroup/setsockopt program (splice_control.h),
+ * read by msg_redirect (accel_splice.h).  Sized as sock_hash: a session
+ * and its two aliases for every three tracked sockets at most. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, ACCEL_MAX_SOCKETS);
+	__type(key, __u64);
+	__type(value, struct splice_session);
+} splice_sessions SEC(".maps");
+
 static __always_inline struct accel_stats *stats(void)
 {
 	__u32 zero = 0;

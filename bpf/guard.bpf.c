@@ -13,7 +13,7 @@
  *                   path, a redirect delivers the byte inline.  Mark the
  *                   task; msg_redirect sends it through TCP or ends the
  *                   connection.
- *   sockopt_ulp     setsockopt(TCP_ULP) on a tracked socket: refused.  kTLS
+ *   sockopt_set     setsockopt(TCP_ULP) on a tracked socket: refused.  kTLS
  *                   runs the sk_msg verdict on plaintext (net/tls/tls_sw.c
  *                   bpf_exec_tx_verdict), and TLS keys on a sockmap socket
  *                   are rejected only from 6.12.111/7.2 on ("tls: reject
@@ -25,7 +25,7 @@
  *   sockopt_query   getsockopt(SOCKMAP_QUERY_LEVEL, SOCKMAP_QUERY_OPTNAME)
  *                   on any socket: what the data plane decided for it
  *                   (bpf/sockmap_query.h), for its owner (nginx's
- *                   $sockmap).  Here, beside sockopt_ulp, because the
+ *                   $sockmap).  Here, beside sockopt_set, because the
  *                   agent attaches this object's cgroup programs to
  *                   every cgroup it attaches sock_ops to.
  *
@@ -35,7 +35,7 @@
  *
  * The splice and MSG_OOB checks come in two sets of hooks, and the agent
  * loads one (agent/guard.c, --guard-hooks), or none where neither loads
- * (sockopt_ulp alone; the agent then keeps the data plane paused):
+ * (sockopt_set alone; the agent then keeps the data plane paused):
  *
  *   fentry          on tcp_splice_read() and tcp_bpf_sendmsg(): only TCP
  *                   splices and sends on sockets with an sk_msg program
@@ -61,6 +61,7 @@
 #include "psock.h"
 #include "ia32.h"
 #include "sockmap_query.h"
+#include "splice_control.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -538,13 +539,20 @@ int BPF_PROG(send_fexit)
 	return 0;
 }
 
+/* setsockopt(2) in the attached cgroups: a ULP on a tracked socket is
+ * refused; splice requests are answered (splice_control.h).  Every other
+ * option returns at the compares, to the kernel's own handler. */
 SEC("cgroup/setsockopt")
-int sockopt_ulp(struct bpf_sockopt *ctx)
+int sockopt_set(struct bpf_sockopt *ctx)
 {
 	struct sock_state *st;
 	struct bpf_sock *sk;
 
-	if (ctx->level != SOL_TCP || ctx->optname != TCP_ULP)
+	if (ctx->level != SOL_TCP)
+		return 1;
+	if (ctx->optname == SOCKMAP_SPLICE_OPTNAME)
+		return splice_control(ctx);
+	if (ctx->optname != TCP_ULP)
 		return 1;
 	sk = ctx->sk;
 	if (!sk)
@@ -566,6 +574,8 @@ static __always_inline void query_fill(struct sockmap_query *q, const struct soc
 	if (st->flags & SS_DOOMED) {
 		q->state = SQ_RESET;
 		q->reason = st->doom_reason;
+	} else if (st->flags & SS_SPLICED) {
+		q->state = SQ_SPLICED;
 	} else if ((st->flags & SS_PAIRED) && !(st->flags & SS_TCP)) {
 		q->state = st->redirected_bytes ? SQ_REDIRECTED : SQ_PAIRED;
 	} else if (st->fallback && st->fallback <= FB__MAX) {

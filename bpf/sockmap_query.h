@@ -46,6 +46,8 @@ enum sockmap_query_state {
 	SQ_REDIRECTED,      /* paired, and its sends were redirected */
 	SQ_FALLBACK,        /* on TCP: reason is an enum fallback_reason */
 	SQ_RESET,           /* ended: reason is an enum reset_reason */
+	SQ_SPLICED,         /* a splice session's far end: its sends go
+			     * past the relay (bpf/sockmap_splice.h) */
 	SQ__MAX
 };
 

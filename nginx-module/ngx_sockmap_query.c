@@ -19,6 +19,7 @@ static ngx_str_t  ngx_sockmap_states[SQ__MAX] = {
     [SQ_PENDING] = ngx_string("pending"),
     [SQ_PAIRED] = ngx_string("paired"),
     [SQ_REDIRECTED] = ngx_string("redirected"),
+    [SQ_SPLICED] = ngx_string("spliced"),
 };
 
 static ngx_str_t  ngx_sockmap_no_agent = ngx_string("no_agent");
@@ -103,6 +104,7 @@ ngx_sockmap_query(ngx_connection_t *c, ngx_pool_t *pool, ngx_log_t *log,
 
     case SQ_NOT_TRACKED:
     case SQ_REDIRECTED:
+    case SQ_SPLICED:
         *out = ngx_sockmap_states[q.state];
         return 1;
 

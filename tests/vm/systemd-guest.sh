@@ -31,10 +31,10 @@ fail() {
 	exit 1
 }
 progs() { # the agent's programs loaded anywhere (by name)
-	bpftool prog show 2>/dev/null | grep -cE ' name (sockops_track|msg_redirect|sockopt_ulp) '
+	bpftool prog show 2>/dev/null | grep -cE ' name (sockops_track|msg_redirect|sockopt_set) '
 }
 cg_progs() { # CGROUP: the agent's programs attached to it
-	bpftool cgroup show "$1" 2>/dev/null | grep -cE 'sockops_track|sockopt_ulp'
+	bpftool cgroup show "$1" 2>/dev/null | grep -cE 'sockops_track|sockopt_set'
 }
 wait_for() { # wait_for SECS CMD...: until CMD succeeds
 	local n=$(($1 * 5))
@@ -116,7 +116,7 @@ check_redirect "nginx restarted"
 
 # 4.
 nothing_left() { # LABEL
-	[ "$(progs)" = 0 ] || fail "$1: programs of the agent still loaded: $(bpftool prog show | grep -E 'sockops_track|msg_redirect|sockopt_ulp')"
+	[ "$(progs)" = 0 ] || fail "$1: programs of the agent still loaded: $(bpftool prog show | grep -E 'sockops_track|msg_redirect|sockopt_set')"
 	[ ! -e /sys/fs/bpf/ngx-sockmap ] || fail "$1: pins left in /sys/fs/bpf/ngx-sockmap"
 	[ ! -e /run/ngx-sockmap ] || fail "$1: /run/ngx-sockmap left: $(ls -la /run/ngx-sockmap)"
 	ok "$1: no program of the agent loaded or attached, no pins, no run directory"
@@ -124,7 +124,7 @@ nothing_left() { # LABEL
 systemctl stop nginx || fail "systemctl stop nginx"
 systemctl is-active --quiet ngx-sockmap && fail "the agent still runs with nginx stopped"
 ok "nginx stopped: the agent stopped with it ($(systemctl is-active ngx-sockmap))"
-wait_for 10 sh -c '[ "$(bpftool prog show 2>/dev/null | grep -cE " name (sockops_track|msg_redirect|sockopt_ulp) ")" = 0 ]'
+wait_for 10 sh -c '[ "$(bpftool prog show 2>/dev/null | grep -cE " name (sockops_track|msg_redirect|sockopt_set) ")" = 0 ]'
 nothing_left "stopped with nginx"
 
 # 5.
@@ -132,7 +132,7 @@ systemctl start nginx || fail "systemctl start nginx (again)"
 attached "started again"
 dpkg --purge ngx-sockmap >/tmp/purge.log 2>&1 || fail "dpkg --purge: $(tail -10 /tmp/purge.log)"
 systemctl is-active --quiet ngx-sockmap && fail "the agent runs after purge"
-wait_for 10 sh -c '[ "$(bpftool prog show 2>/dev/null | grep -cE " name (sockops_track|msg_redirect|sockopt_ulp) ")" = 0 ]'
+wait_for 10 sh -c '[ "$(bpftool prog show 2>/dev/null | grep -cE " name (sockops_track|msg_redirect|sockopt_set) ")" = 0 ]'
 nothing_left "purged"
 for f in /usr/sbin/ngx-sockmap /lib/systemd/system/ngx-sockmap.service /etc/default/ngx-sockmap \
 	 /etc/systemd/system/nginx.service.wants/ngx-sockmap.service /usr/share/doc/ngx-sockmap; do
