@@ -27,7 +27,7 @@ cg_new CC cli
 agent_start -c "$CS" -c "$CR" -c "$CC"
 
 # relay NAME UPSTREAM_PORT ARGS...: relaykit in the background, RPORT[NAME];
-# it accepts for --duration, then exits once its sessions ended
+# it accepts --sessions, then exits once they ended
 declare -A RPORT
 relay() {
 	local name=$1 up=$2 i
@@ -49,17 +49,25 @@ echo_run() { # NAME SPLICE_ARGS...
 	shift
 	tk_server s_$name "$CS" - --listen 127.0.0.1:0 --mode echo --conns $n \
 		--parallel $n --duration 120 --timeout 60
-	relay r_$name ${SPORT[s_$name]} --duration 3 --timeout 30 "$@"
+	relay r_$name ${SPORT[s_$name]} --sessions $n --duration 120 --timeout 30 "$@"
 	tk_client c_$name "$CC" - --connect 127.0.0.1:${RPORT[r_$name]} --mode echo \
 		--seed 7 --bytes $bytes --conns $n --parallel $n --window 256K --chunk 32K \
 		--timeout 60
 	crc=$?
 	tk_wait s_$name
-	wait "${PID[r_$name]}" || fail "relay $name failed: $(tail -n 3 "$TMP/r_$name.log")"
+	wait "${PID[r_$name]}" ||
+		fail "relay $name failed: $(tail -n 3 "$TMP/r_$name.log"); resets: $(stat_get resets)"
+	[ $crc = 0 ] || log "relay $name: $(cat "$TMP/r_$name.res"); resets: $(stat_get resets);" \
+		"fallbacks: $(fallbacks)"
 	tk_ok c_$name "echo $name: every byte echoed exact and in order (exit $crc)"
 	assert_eq "$(rf c_$name bytes_in)" $((n * bytes)) "echo $name: the client read it all back"
 	log "relay $name: $(cat "$TMP/r_$name.res")"
 }
+
+total=$((24 * 16 * MIB))
+echo_run plain
+assert_eq "$(rf r_plain relayed_up)" "$total" "without --splice the relay relays every byte up"
+assert_eq "$(rf r_plain relayed_down)" "$total" "... and down"
 
 st w0 splice_switched
 st f0 splice_refused
@@ -67,7 +75,6 @@ echo_run spliced --splice --foreign --trickle
 st w1 splice_switched
 st f1 splice_refused
 rr_up=$(rf r_spliced relayed_up) rr_down=$(rf r_spliced relayed_down)
-total=$((24 * 16 * MIB))
 assert_eq "$(rf r_spliced joined)" 24 "every session was offered and joined"
 assert_ge $((w1 - w0)) 24 "directions switched past the relay (splice_switched +$((w1 - w0)))"
 assert_ge $((total / 4)) "$rr_up" "the relay relayed under a quarter of the client's bytes ($rr_up of $total)"
@@ -76,13 +83,9 @@ assert_eq "$(rf r_spliced foreign_taken)" 0 "no request of another process was t
 assert_eq "$(rf r_spliced foreign_refused)" 48 "another process's JOIN and FENCE refused, each session"
 assert_ge $((f1 - f0)) 48 "refused requests counted (splice_refused +$((f1 - f0)))"
 
-echo_run plain
-assert_eq "$(rf r_plain relayed_up)" "$total" "without --splice the relay relays every byte up"
-assert_eq "$(rf r_plain relayed_down)" "$total" "... and down"
-
 st w0 splice_switched
 tk_server s_rr "$CS" - --listen 127.0.0.1:0 --mode rr --conns 48 --parallel 48 --duration 120
-relay r_rr ${SPORT[s_rr]} --splice --trickle --duration 3 --timeout 30 --seed 3
+relay r_rr ${SPORT[s_rr]} --splice --trickle --sessions 48 --duration 120 --timeout 30 --seed 3
 tk_client c_rr "$CC" - --connect 127.0.0.1:${RPORT[r_rr]} --mode rr --conns 48 --parallel 48 \
 	--rounds 2000 --pipeline 8 --req-size 700 --resp-size 3000 --seed 9
 crc=$?

@@ -59,6 +59,7 @@ static struct {
 	struct sockaddr_in listen, upstream;
 	bool splice, foreign, trickle;
 	double duration, timeout;
+	unsigned sessions;
 	const char *ready_file, *out;
 	uint64_t seed;
 } o = { .duration = 10, .timeout = 10, .seed = 1 };
@@ -264,6 +265,7 @@ static void usage(FILE *f)
 	      "  --foreign         also check another process can't join or fence (with --splice)\n"
 	      "  --trickle         write a random part of what is held per pass\n"
 	      "  --duration SECS   accept no new session after SECS (default 10)\n"
+	      "  --sessions N      ... nor after N sessions\n"
 	      "  --timeout SECS    end when no session has moved a byte for SECS (default 10)\n"
 	      "  --seed N          seed of the random read sizes (default 1)\n"
 	      "  --ready-file F    written with the port once listening\n"
@@ -280,6 +282,7 @@ int main(int argc, char **argv)
 		{ "foreign", no_argument, NULL, 'f' },
 		{ "trickle", no_argument, NULL, 'T' },
 		{ "duration", required_argument, NULL, 'd' },
+		{ "sessions", required_argument, NULL, 'n' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "seed", required_argument, NULL, 'S' },
 		{ "ready-file", required_argument, NULL, 'r' },
@@ -303,6 +306,7 @@ int main(int argc, char **argv)
 		case 'f': o.foreign = true; break;
 		case 'T': o.trickle = true; break;
 		case 'd': o.duration = atof(optarg); break;
+		case 'n': o.sessions = atoi(optarg); break;
 		case 't': o.timeout = atof(optarg); break;
 		case 'S': o.seed = strtoull(optarg, NULL, 0); break;
 		case 'r': o.ready_file = optarg; break;
@@ -336,7 +340,8 @@ int main(int argc, char **argv)
 	}
 	start = last_move = now_s();
 	while (!g_stop) {
-		bool accepting = now_s() - start < o.duration;
+		bool accepting = now_s() - start < o.duration &&
+				 (!o.sessions || stats.sessions + stats.failed < o.sessions);
 		int n = 0, live = 0;
 
 		pfd[n++] = (struct pollfd){ .fd = accepting ? lfd : -1, .events = POLLIN };
