@@ -37,7 +37,9 @@
 #include "toolkit.h"
 #include "../../bpf/sockmap_splice.h"
 
-#define MAX_SESSIONS 512
+/* 1 + 2 * MAX_SESSIONS pollfds: under the usual RLIMIT_NOFILE of 1024,
+ * past which poll(2) fails with EINVAL */
+#define MAX_SESSIONS 256
 #define BUF_SIZE     (256 * 1024)
 
 struct half {            /* one direction: read from src, written to dst */
@@ -365,7 +367,12 @@ int main(int argc, char **argv)
 					session_close(&ss[i], true);
 			break;
 		}
-		if (poll(pfd, n, 100) <= 0)
+		c = poll(pfd, n, 100);
+		if (c < 0 && errno != EINTR) {
+			perror("relaykit: poll");
+			exit(2);
+		}
+		if (c <= 0)
 			continue;
 		last_move = now_s();
 		if (pfd[0].revents & POLLIN) {
