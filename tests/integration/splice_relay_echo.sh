@@ -7,9 +7,11 @@
 #  - echo: 24 sessions at once, each a tcpkit client sending 16 MiB
 #    through the relay to an echo server, at most 256 KiB in flight, so
 #    the relay catches up now and then and each direction switches while
-#    bytes keep flowing; the client checks every byte it gets back.  Most
-#    bytes must then have gone past the relay (it relayed less than a
-#    quarter of them) and splice_switched must have grown;
+#    bytes keep flowing; the client checks every byte it gets back.  Every
+#    direction must switch (splice_switched), or one of its sockets have
+#    moved to TCP (a reader fell behind, where that is safe: no fence
+#    passes then); without such a move most bytes went past the relay (it
+#    relayed under a quarter of them);
 #  - rr: 48 sessions of 2,000 pipelined requests of random-ish sizes;
 #    the server checks request order and payload, the client responses;
 #  - the same echo without --splice relays every byte (the control: the
@@ -69,21 +71,36 @@ echo_run plain
 assert_eq "$(rf r_plain relayed_up)" "$total" "without --splice the relay relays every byte up"
 assert_eq "$(rf r_plain relayed_down)" "$total" "... and down"
 
+# Every direction switches, or one of its sockets moved to TCP first
+# (where the self-test found that safe, a reader that fell behind:
+# fallbacks.slow_reader; seen under TCG), which no fence passes.
+switched_or_tcp() { # DIRECTIONS LABEL: needs w0/w1, s0/s1
+	local w=$((w1 - w0)) tcp=$((s1 - s0))
+	assert_ge $w 1 "$2: directions switched past the relay (splice_switched +$w)"
+	assert_ge $((w + tcp)) $1 "$2: every direction switched, or a socket of it moved to TCP (+$tcp)"
+}
 st w0 splice_switched
 st f0 splice_refused
+st s0 fallbacks.slow_reader
 echo_run spliced --splice --foreign --trickle
 st w1 splice_switched
 st f1 splice_refused
+st s1 fallbacks.slow_reader
 rr_up=$(rf r_spliced relayed_up) rr_down=$(rf r_spliced relayed_down)
 assert_eq "$(rf r_spliced joined)" 24 "every session was offered and joined"
-assert_ge $((w1 - w0)) 24 "directions switched past the relay (splice_switched +$((w1 - w0)))"
-assert_ge $((total / 4)) "$rr_up" "the relay relayed under a quarter of the client's bytes ($rr_up of $total)"
-assert_ge $((total / 4)) "$rr_down" "... and of the echo ($rr_down of $total)"
+switched_or_tcp 48 echo
+if [ $s1 = $s0 ]; then
+	assert_ge $((total / 4)) "$rr_up" "the relay relayed under a quarter of the client's bytes ($rr_up of $total)"
+	assert_ge $((total / 4)) "$rr_down" "... and of the echo ($rr_down of $total)"
+else
+	log "$((s1 - s0)) sockets moved to TCP: what the relay relayed is not bounded"
+fi
 assert_eq "$(rf r_spliced foreign_taken)" 0 "no request of another process was taken"
 assert_eq "$(rf r_spliced foreign_refused)" 48 "another process's JOIN and FENCE refused, each session"
 assert_ge $((f1 - f0)) 48 "refused requests counted (splice_refused +$((f1 - f0)))"
 
 st w0 splice_switched
+st s0 fallbacks.slow_reader
 tk_server s_rr "$CS" - --listen 127.0.0.1:0 --mode rr --conns 48 --parallel 48 --duration 120
 relay r_rr ${SPORT[s_rr]} --splice --trickle --sessions 48 --duration 120 --timeout 30 --seed 3
 tk_client c_rr "$CC" - --connect 127.0.0.1:${RPORT[r_rr]} --mode rr --conns 48 --parallel 48 \
@@ -95,8 +112,9 @@ wait "${PID[r_rr]}" || fail "relay rr failed: $(tail -n 3 "$TMP/r_rr.log")"
 tk_ok s_rr "rr: the server got every request in order (exit $srv)"
 tk_ok c_rr "rr: the client got every response in order (exit $crc)"
 st w1 splice_switched
+st s1 fallbacks.slow_reader
 log "relay rr: $(cat "$TMP/r_rr.res")"
-assert_ge $((w1 - w0)) 48 "rr: directions switched (+$((w1 - w0)))"
+switched_or_tcp 96 rr
 
 agent_stop || fail "agent did not exit 0 on SIGTERM"
 ok "agent exited cleanly"
