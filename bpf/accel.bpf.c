@@ -315,6 +315,8 @@ int msg_redirect(struct sk_msg_md *msg)
 		return fall_back(st, FB_NO_PEER, size);
 	st->redirected_bytes += size;
 	st->unread_bound += size;
+	if (st->flags & SS_SPLICED)
+		splice_count(st, size);
 	count_send(true, size);
 	return SK_PASS;
 }

@@ -122,6 +122,7 @@ enum sock_state_flags {
 	SS_RELAY     = 1 << 8, /* a relay's end of a splice session (N1, N2) */
 	SS_SPLICED   = 1 << 9, /* a session's far end (C, U): our sends go to the
 				* other far end, past the relay, for life */
+	SS_SPLICED_CLIENT = 1 << 10, /* ... and we are its client (C) */
 };
 
 struct sock_state {
@@ -156,6 +157,11 @@ struct sock_state {
 	__u32 splice_gen;        /* accel_config.splice_gen when a far end
 				  * last looked for its session */
 	__u32 _pad2;
+	/* N1 at TCP_CLOSE: its session's spliced counts (struct
+	 * splice_session), kept for the query until the relay closes it */
+	__u64 spliced_up;
+	__u64 spliced_down;
+	__u64 spliced_ns;
 };
 
 /*
@@ -189,6 +195,11 @@ struct splice_session {
 	__u64 upstream_relay;   /* N2's cookie (joined) */
 	__u64 to_upstream;
 	__u64 to_client;
+	__u64 spliced_up;       /* bytes C sent straight to U (atomic add) */
+	__u64 spliced_down;     /* bytes U sent straight to C: both what the
+				 * relay would have read and written, for its
+				 * own counts and timers (sockmap_query.h) */
+	__u64 spliced_ns;       /* CLOCK_MONOTONIC (coarse) of the last */
 	__u32 flags;            /* enum splice_session_flags (atomic or) */
 	__u32 _pad;
 };

@@ -101,13 +101,38 @@ static __always_inline void splice_try(struct sock_state *st)
 	/* the target's psock holds what the relay queued there: read it at
 	 * the next check instead of assuming our own bound */
 	st->unread_bound = 1ULL << 62;
-	st->flags |= SS_SPLICED;
+	st->flags |= SS_SPLICED | (client ? SS_SPLICED_CLIENT : 0);
 	STAT_ADD(splice_switched, 1);
 }
 
-/* A relay's end closing ends its session: the far ends that switched
- * keep their targets, the others stop looking (accel_splice.h). */
-static __always_inline void splice_forget(const struct sock_state *st)
+/* A switched far end's send, redirected: count it in the session, where
+ * the relay asks for it (its query, bpf/sockmap_query.h), with its time
+ * (the relay's idle timer: nginx's clock is CLOCK_MONOTONIC, or its
+ * coarse variant, src/core/ngx_times.c ngx_monotonic_time; the coarse
+ * one here is within a tick of it).  One hash lookup per send
+ * of a spliced socket; nothing once the relay closed. */
+static __always_inline void splice_count(const struct sock_state *st, __u32 size)
+{
+	struct splice_session *s;
+	__u64 key = st->splice_key;
+
+	s = bpf_map_lookup_elem(&splice_sessions, &key);
+	if (!s || s->alias)
+		return;
+	if (st->flags & SS_SPLICED_CLIENT)
+		__sync_fetch_and_add(&s->spliced_up, size);
+	else
+		__sync_fetch_and_add(&s->spliced_down, size);
+	s->spliced_ns = bpf_ktime_get_coarse_ns();
+}
+
+/* N1 reaching TCP_CLOSE ends its session (the client's connection is
+ * over: nothing more can pass either way): its counts stay in N1's own
+ * state, where the relay's query finds them until it closes N1 (a
+ * relay that shut N1 down gets there before its close(2)); the far ends
+ * that switched keep their targets, the others stop looking
+ * (splice_try). */
+static __always_inline void splice_forget(struct sock_state *st)
 {
 	struct splice_session *s;
 	__u64 key = st->splice_key, end;
@@ -115,6 +140,9 @@ static __always_inline void splice_forget(const struct sock_state *st)
 	s = bpf_map_lookup_elem(&splice_sessions, &key);
 	if (!s || s->alias)
 		return;
+	st->spliced_up = s->spliced_up;
+	st->spliced_down = s->spliced_down;
+	st->spliced_ns = s->spliced_ns;
 	end = s->client.cookie;
 	bpf_map_delete_elem(&splice_sessions, &end);
 	end = s->upstream.cookie;

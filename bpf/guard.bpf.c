@@ -571,10 +571,25 @@ static __always_inline void query_fill(struct sockmap_query *q, const struct soc
 	if (!st)
 		return; /* SQ_NOT_TRACKED */
 	q->redirected_bytes = st->redirected_bytes;
+	if (st->flags & SS_RELAY) {
+		struct splice_session *s;
+		__u64 key = st->splice_key;
+
+		s = bpf_map_lookup_elem(&splice_sessions, &key);
+		if (s && !s->alias) {
+			q->spliced_up = s->spliced_up;
+			q->spliced_down = s->spliced_down;
+			q->spliced_ns = s->spliced_ns;
+		} else { /* ended: what N1 kept (accel_splice.h splice_forget) */
+			q->spliced_up = st->spliced_up;
+			q->spliced_down = st->spliced_down;
+			q->spliced_ns = st->spliced_ns;
+		}
+	}
 	if (st->flags & SS_DOOMED) {
 		q->state = SQ_RESET;
 		q->reason = st->doom_reason;
-	} else if (st->flags & SS_SPLICED) {
+	} else if ((st->flags & SS_SPLICED) || q->spliced_up || q->spliced_down) {
 		q->state = SQ_SPLICED;
 	} else if ((st->flags & SS_PAIRED) && !(st->flags & SS_TCP)) {
 		q->state = st->redirected_bytes ? SQ_REDIRECTED : SQ_PAIRED;
@@ -610,14 +625,20 @@ int sockopt_query(struct bpf_sockopt *ctx)
 		return 1;
 	}
 	/* too short a buffer: the kernel's ENOPROTOOPT stands */
-	if (optval + sizeof(q) > end)
+	if (optval + SOCKMAP_QUERY_V1_SIZE > end)
 		return 1;
 	sk = ctx->sk;
 	if (sk)
 		st = bpf_sk_storage_get(&sk_state, sk, 0, 0);
 	query_fill(&q, st);
-	__builtin_memcpy(optval, &q, sizeof(q));
-	ctx->optlen = sizeof(q);
+	if (optval + sizeof(q) > end) {
+		q.version = 1;
+		__builtin_memcpy(optval, &q, SOCKMAP_QUERY_V1_SIZE);
+		ctx->optlen = SOCKMAP_QUERY_V1_SIZE;
+	} else {
+		__builtin_memcpy(optval, &q, sizeof(q));
+		ctx->optlen = sizeof(q);
+	}
 	ctx->retval = 0;
 	return 1;
 }

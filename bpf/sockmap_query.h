@@ -32,7 +32,7 @@
 
 #define SOCKMAP_QUERY_LEVEL   6      /* SOL_TCP */
 #define SOCKMAP_QUERY_OPTNAME 0x4e53 /* "NS", as the nonce option's ExID */
-#define SOCKMAP_QUERY_VERSION 1
+#define SOCKMAP_QUERY_VERSION 2
 
 enum sockmap_query_state {
 	SQ_NOT_TRACKED = 0, /* the data plane never took it: a remote or
@@ -46,8 +46,9 @@ enum sockmap_query_state {
 	SQ_REDIRECTED,      /* paired, and its sends were redirected */
 	SQ_FALLBACK,        /* on TCP: reason is an enum fallback_reason */
 	SQ_RESET,           /* ended: reason is an enum reset_reason */
-	SQ_SPLICED,         /* a splice session's far end: its sends go
-			     * past the relay (bpf/sockmap_splice.h) */
+	SQ_SPLICED,         /* a splice session's far end, whose sends go
+			     * past the relay, or a relay's end whose
+			     * session's bytes did (bpf/sockmap_splice.h) */
 	SQ__MAX
 };
 
@@ -57,6 +58,17 @@ struct sockmap_query {
 	__u8 reason;            /* SQ_FALLBACK, SQ_RESET: which one */
 	__u16 _pad;
 	__u64 redirected_bytes; /* what this socket sent by redirect */
+	/* version 2: on a splice relay's end (bpf/sockmap_splice.h), what
+	 * went past the relay since its far ends switched: the bytes it
+	 * would have read and written itself */
+	__u64 spliced_up;       /* from the session's client to its upstream */
+	__u64 spliced_down;     /* from its upstream to its client */
+	__u64 spliced_ns;       /* when the last of them was sent:
+				 * CLOCK_MONOTONIC_COARSE, in ns (0: none) */
 };
+
+/* A caller's buffer of this size gets the version 1 answer (an nginx
+ * module built before version 2, say). */
+#define SOCKMAP_QUERY_V1_SIZE 16
 
 #endif /* NGX_SOCKMAP_SOCKMAP_QUERY_H */

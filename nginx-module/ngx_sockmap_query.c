@@ -87,7 +87,11 @@ ngx_sockmap_query(ngx_connection_t *c, ngx_pool_t *pool, ngx_log_t *log,
         return 1;
     }
 
-    if (len < sizeof(q) || q.version != SOCKMAP_QUERY_VERSION) {
+    /* an agent of version 1 answers the first 16 bytes */
+    if (len < SOCKMAP_QUERY_V1_SIZE || q.version < 1
+        || q.version > SOCKMAP_QUERY_VERSION
+        || (q.version > 1 && len < sizeof(q)))
+    {
         ngx_log_error(NGX_LOG_INFO, log, 0,
                       "sockmap: unknown answer (version %uD, %uD bytes)",
                       (uint32_t) q.version, (uint32_t) len);

@@ -14,6 +14,9 @@
 #    relayed under a quarter of them);
 #  - rr: 48 sessions of 2,000 pipelined requests of random-ish sizes;
 #    the server checks request order and payload, the client responses;
+#  - what went past the relay, as its query on N1 says at each session's
+#    end (sockmap_query.h spliced_up, spliced_down), plus what it relayed
+#    itself, is every byte, each way;
 #  - the same echo without --splice relays every byte (the control: the
 #    counts above are the splice's doing).
 # And ownership: a child process holding both of a session's sockets
@@ -26,7 +29,8 @@ R=$TOOLS/relaykit
 cg_new CS srv
 cg_new CR relay
 cg_new CC cli
-agent_start -c "$CS" -c "$CR" -c "$CC"
+# --nginx-vars: the query a relay reads its spliced bytes back with
+agent_start -c "$CS" -c "$CR" -c "$CC" --nginx-vars
 
 # relay NAME UPSTREAM_PORT ARGS...: relaykit in the background, RPORT[NAME];
 # it accepts --sessions, then exits once they ended
@@ -88,6 +92,11 @@ st f1 splice_refused
 st s1 fallbacks.slow_reader
 rr_up=$(rf r_spliced relayed_up) rr_down=$(rf r_spliced relayed_down)
 assert_eq "$(rf r_spliced joined)" 24 "every session was offered and joined"
+assert_eq "$(rf r_spliced queries_failed)" 0 "the relay read its spliced bytes back, each session"
+assert_eq $((rr_up + $(rf r_spliced spliced_up))) $total \
+	"relayed and spliced up add up to what the clients sent ($rr_up + $(rf r_spliced spliced_up))"
+assert_eq $((rr_down + $(rf r_spliced spliced_down))) $total \
+	"relayed and spliced down add up to what came back ($rr_down + $(rf r_spliced spliced_down))"
 switched_or_tcp 48 echo
 if [ $s1 = $s0 ]; then
 	assert_ge $((total / 4)) "$rr_up" "the relay relayed under a quarter of the client's bytes ($rr_up of $total)"

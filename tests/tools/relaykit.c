@@ -10,7 +10,12 @@
  * (tcpkit echo/rr); relaykit reports what it relayed itself:
  *
  *   result ok=1 sessions=N offered=N joined=N fences=N fences_refused=N \
- *          relayed_up=BYTES relayed_down=BYTES foreign_refused=N foreign_taken=N
+ *          relayed_up=BYTES relayed_down=BYTES spliced_up=BYTES spliced_down=BYTES \
+ *          queries_failed=N foreign_refused=N foreign_taken=N
+ *
+ * spliced_*: what went past it, as the data plane's query on N1 says at
+ * each spliced session's end (queries_failed: no answer, e.g. an agent
+ * without --nginx-vars).
  *
  * --foreign: each session forks a child, which holds both sockets but is
  * not the offering thread, right before the JOIN (it tries the JOIN) and
@@ -35,6 +40,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "toolkit.h"
+#include "../../bpf/sockmap_query.h"
 #include "../../bpf/sockmap_splice.h"
 
 /* 1 + 2 * MAX_SESSIONS pollfds: under the usual RLIMIT_NOFILE of 1024,
@@ -70,6 +76,8 @@ static struct {
 	unsigned sessions, offered, joined, fences, fences_refused, failed;
 	unsigned foreign_refused, foreign_taken;
 	uint64_t up, down;
+	uint64_t spliced_up, spliced_down;
+	unsigned queries_failed;
 } stats;
 
 static uint64_t rng;
@@ -154,8 +162,26 @@ static void splice_join(struct session *s)
 	s->foreign_tried = true;
 }
 
+/* What went past us, as the data plane counted it (sockmap_query.h):
+ * asked on N1 before it closes, once the session ended both ways */
+static void splice_tally(struct session *s)
+{
+	struct sockmap_query q = {};
+	socklen_t len = sizeof(q);
+
+	if (getsockopt(s->n1, SOCKMAP_QUERY_LEVEL, SOCKMAP_QUERY_OPTNAME, &q, &len) ||
+	    len < sizeof(q) || q.version < 2) {
+		stats.queries_failed++;
+		return;
+	}
+	stats.spliced_up += q.spliced_up;
+	stats.spliced_down += q.spliced_down;
+}
+
 static void session_close(struct session *s, bool failed)
 {
+	if (s->spliced && s->n1 >= 0)
+		splice_tally(s);
 	if (s->n1 >= 0)
 		close(s->n1);
 	if (s->n2 >= 0)
@@ -430,10 +456,11 @@ int main(int argc, char **argv)
 	}
 	snprintf(line, sizeof(line),
 		 "result ok=%d sessions=%u offered=%u joined=%u fences=%u fences_refused=%u "
-		 "relayed_up=%" PRIu64 " relayed_down=%" PRIu64 " foreign_refused=%u foreign_taken=%u\n",
+		 "relayed_up=%" PRIu64 " relayed_down=%" PRIu64 " spliced_up=%" PRIu64
+		 " spliced_down=%" PRIu64 " queries_failed=%u foreign_refused=%u foreign_taken=%u\n",
 		 !stats.failed, stats.sessions, stats.offered, stats.joined, stats.fences,
-		 stats.fences_refused, stats.up, stats.down, stats.foreign_refused,
-		 stats.foreign_taken);
+		 stats.fences_refused, stats.up, stats.down, stats.spliced_up, stats.spliced_down,
+		 stats.queries_failed, stats.foreign_refused, stats.foreign_taken);
 	fputs(line, stdout);
 	if (o.out && (f = fopen(o.out, "w"))) {
 		fputs(line, f);
