@@ -1,0 +1,133 @@
+# timeout: 240
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# Proves: nginx's stream proxy with `sockmap_splice on` (nginx-module/
+# ngx_stream_sockmap_splice.c) hands its sessions to the kernel, and
+# nginx's semantics hold:
+#  - 16 echo sessions of 16 MiB through nginx (tcpkit, at most 256 KiB in
+#    flight) come back byte-exact, most directions switch past nginx
+#    (splice_switched; a sender that never waits for nginx to catch up
+#    never switches), most log lines say "spliced", and each line counts
+#    every byte: $bytes_received, $bytes_sent, $upstream_bytes_sent and
+#    $upstream_bytes_received all 16 MiB, however much nginx relayed;
+#  - 24 sessions of pipelined requests keep request and response order;
+#  - proxy_timeout (2 s): a spliced session sending a little every 0.3 s
+#    for 5 s lives on, then ends 2 s after its last byte, as nginx ends an
+#    idle one (between 1.7 and 3 s);
+#  - an agent without --nginx-vars (no query): nginx says so once, at
+#    notice level, and relays every session itself, byte-exact.
+. "$(dirname "$0")/../lib/common.sh"
+. "$TOP/tests/lib/realsrv.sh"
+. "$TOP/tests/lib/tcpkit.sh"
+
+[ -f "$TOP/build/ngx_stream_sockmap_module.so" ] || {
+	[ -x /usr/share/nginx/src/configure ] ||
+		skip "no nginx-dev (/usr/share/nginx/src): the modules can't be built here (make deps)"
+	fail "build/ngx_stream_sockmap_module.so not built (make module)"
+}
+LOAD_STREAM=$(load_stream)
+cg_new CS srv
+cg_new CP px
+cg_new CC cli
+agent_start -c "$CS" -c "$CP" -c "$CC" --nginx-vars
+
+tk_server up "$CS" - --listen 127.0.0.1:0 --mode echo --parallel 32 --duration 200 --timeout 60
+UP=${SPORT[up]}
+PORT_ST=18652
+PX=$(nginx_start px stream_splice.conf "$CP" LOAD_STREAM="$LOAD_STREAM" MODULES="$TOP/build" \
+	STREAM_LISTEN=127.0.0.1:$PORT_ST UPSTREAM=127.0.0.1:$UP TIMEOUT=2s) || fail "$PX"
+wait_port 127.0.0.1 $PORT_ST
+LOG=$PX/logs/stream.log
+# log_lines N: wait until the stream log has N lines (nginx logs a session
+# after it ended)
+log_lines() {
+	local i
+	for i in $(seq 1 100); do
+		[ "$(wc -l <"$LOG" 2>/dev/null || echo 0)" -ge "$1" ] && return 0
+		sleep 0.1
+	done
+	fail "the stream log has $(wc -l <"$LOG") lines, not $1"
+}
+
+n=16 bytes=$((16 * MIB))
+st w0 splice_switched
+tk_client echo "$CC" - --connect 127.0.0.1:$PORT_ST --mode echo --seed 5 --bytes $bytes \
+	--conns $n --parallel $n --window 256K --chunk 32K --timeout 60
+crc=$?
+tk_ok echo "echo through nginx, spliced: every byte back exact and in order (exit $crc)"
+st w1 splice_switched
+# A direction switches at its sender's first send after nginx caught up
+# with it: most do within 16 MiB, not all (a sender that never waits)
+assert_ge $((w1 - w0)) $n "directions switched past nginx (+$((w1 - w0)) of $((2 * n)))"
+log_lines $n
+spliced=$(awk '$1 == "spliced"' "$LOG" | wc -l)
+good=$(awk -v b=$bytes '$2 == b && $3 == b && $4 == b && $5 == b' "$LOG" | wc -l)
+[ "$good" = $n ] || sed 's/^/#   /' "$LOG"
+assert_ge "$spliced" $((n / 2)) "sessions whose log line says spliced ($spliced of $n)"
+assert_eq "$good" $n "each session's log line counts every byte: all four $bytes"
+
+# 25: wait_port's probe through nginx is one
+tk_server uprr "$CS" - --listen 127.0.0.1:0 --mode rr --parallel 32 --conns 25 --duration 200
+PXRR=$(nginx_start pxrr stream_splice.conf "$CP" LOAD_STREAM="$LOAD_STREAM" MODULES="$TOP/build" \
+	STREAM_LISTEN=127.0.0.1:$((PORT_ST + 1)) UPSTREAM=127.0.0.1:${SPORT[uprr]} TIMEOUT=60s) ||
+	fail "$PXRR"
+wait_port 127.0.0.1 $((PORT_ST + 1))
+st w0 splice_switched
+tk_client rr "$CC" - --connect 127.0.0.1:$((PORT_ST + 1)) --mode rr --conns 24 --parallel 24 \
+	--rounds 1000 --pipeline 4 --req-size 200 --resp-size 200 --seed 11 --timeout 60
+crc=$?
+[ $crc = 0 ] || grep -v '\[info\]' "$PXRR/logs/error.log" | tail -n 20 | sed 's/^/#   /'
+tk_wait uprr
+tk_ok uprr "rr: the server got every request in order"
+tk_ok rr "pipelined requests through nginx, spliced: request and response order kept (exit $crc)"
+st w1 splice_switched
+assert_ge $((w1 - w0)) 24 "rr: directions switched (+$((w1 - w0)))"
+
+# proxy_timeout 2s against a spliced session that keeps talking for 5 s,
+# then stops: prints the seconds between its last echo and nginx's close
+idle=$(cg_exec "$CC" python3 - $PORT_ST <<'PY'
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
+line = b"x" * 1023 + b"\n"
+end = time.monotonic() + 5
+while time.monotonic() < end:
+    s.sendall(line)
+    got = b""
+    while len(got) < len(line):
+        chunk = s.recv(len(line) - len(got))
+        if not chunk:
+            print("closed-while-active")
+            sys.exit(0)
+        got += chunk
+    last = time.monotonic()
+    time.sleep(0.3)
+s.settimeout(20)
+try:
+    rest = s.recv(1)
+except (ConnectionResetError, socket.timeout) as e:
+    rest = type(e).__name__
+print("%.2f %r" % (time.monotonic() - last, rest))
+PY
+)
+log "active for 5 s, then idle: $idle"
+[ "${idle%% *}" != closed-while-active ] || fail "nginx ended a spliced session that was active (proxy_timeout 2s)"
+ok "a spliced session active for 5 s outlived proxy_timeout 2s"
+t=${idle%% *}
+assert_eq "$(python3 -c "print(int(1.7 <= $t <= 3))")" 1 "the idle session ended at proxy_timeout ($t s after its last byte)"
+log_lines $((n + 1))
+tail -1 "$LOG" | grep -q '^spliced ' || fail "the timed-out session's log line: $(tail -1 "$LOG")"
+ok "the timed-out session was spliced: $(tail -1 "$LOG")"
+
+# no query: an agent without --nginx-vars
+agent_stop || fail "agent did not exit 0 on SIGTERM"
+agent_start -c "$CS" -c "$CP" -c "$CC"
+st w0 splice_switched
+tk_client plain "$CC" - --connect 127.0.0.1:$PORT_ST --mode echo --seed 6 --bytes $MIB \
+	--conns 4 --parallel 4 --timeout 60
+crc=$?
+tk_ok plain "without the query nginx relays, byte-exact (exit $crc)"
+st w1 splice_switched
+assert_eq $((w1 - w0)) 0 "nothing switched without the query"
+assert_eq "$(grep -c 'no ngx-sockmap agent answers the query' "$PX/logs/error.log")" 1 \
+	"nginx said once that nothing answers the query"
+agent_stop || fail "agent did not exit 0 on SIGTERM"
+ok "agent exited cleanly"
