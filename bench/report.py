@@ -24,7 +24,7 @@ ROLES = ("client", "proxy", "upstream", "agent")
 
 def agent_mode(m):
     """Does mode m run an agent?  accel:LABEL is bench/run --agents'."""
-    return m in ("accel", "telemetry", "direct_accel") or m.startswith("accel:")
+    return m in ("accel", "telemetry", "direct_accel", "splice") or m.startswith("accel:")
 
 def ms(s):
     m = re.match(r"([\d.]+)(us|ms|s|m|h)$", s.strip())
@@ -239,7 +239,7 @@ ROWS = [("rps", "req/s (higher is better)"),
         ("p99_ms", "p99 latency, ms (lower is better)"),
         ("cpu_us_per_req", "CPU per request, us (lower is better)")]
 COLORS = {"baseline": "#4e79a7", "accel": "#f28e2b", "telemetry": "#59a14f", "unix": "#e15759",
-          "direct": "#bab0ac", "direct_accel": "#9c755f"}
+          "direct": "#bab0ac", "direct_accel": "#9c755f", "splice": "#b07aa1"}
 
 def chart(summary, profiles, modes_of, path):
     """chart.svg with matplotlib; False (and one line why) when it is missing."""
@@ -462,24 +462,30 @@ def direct_md(summary, profiles):
     if not ps:
         return []
     md = ["## Beside the physical limit (direct: no nginx)", "",
-          "| profile | accel | direct | direct_accel | accel / direct_accel |",
-          "|---|---:|---:|---:|---:|"]
+          "| profile | accel | splice | direct | direct_accel | accel / direct_accel "
+          "| splice / direct_accel |",
+          "|---|---:|---:|---:|---:|---:|---:|"]
 
     def cell(rt):
         if not rt or rt.get("rps_paired") is None:
             return "n/a"
         c = rt.get("cpu_per_req_paired")
         return "%s%s" % (fmt_ratio(rt["rps_paired"]), "" if c is None else " (CPU %s)" % fmt_ratio(c))
+    def share(num, den):
+        a, b = (rt.get(num) or {}).get("rps_paired"), (rt.get(den) or {}).get("rps_paired")
+        return "n/a" if not a or not b else "%.0f%%" % (100 * a / b)
     for p in ps:
         rt, va = summary[p]["ratios"], summary[p]["ratios_vs_accel"]
         inv = (va.get("direct_accel") or {}).get("rps_paired")
-        md.append("| %s | %s | %s | %s | %s |" % (p, cell(rt.get("accel")), cell(rt.get("direct")),
-                                                  cell(rt.get("direct_accel")),
-                                                  "n/a" if not inv else "%.0f%%" % (100 / inv)))
+        md.append("| %s | %s | %s | %s | %s | %s | %s |" % (
+            p, cell(rt.get("accel")), cell(rt.get("splice")), cell(rt.get("direct")),
+            cell(rt.get("direct_accel")), "n/a" if not inv else "%.0f%%" % (100 / inv),
+            share("splice", "direct_accel")))
     md.append("")
     md.append("req/s against baseline (nginx in the path, no agent), paired; CPU per request likewise. "
-              "The last column: the accelerated proxy's req/s as a share of the client's with the "
-              "agent and no proxy (1 / the paired direct_accel/accel).")
+              "accel / direct_accel: the accelerated proxy's req/s as a share of the client's with "
+              "the agent and no proxy (1 / the paired direct_accel/accel); splice / direct_accel: "
+              "the same for nginx with sockmap_splice on (the ratio of the two paired ratios).")
     md.append("")
     return md
 

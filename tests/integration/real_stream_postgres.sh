@@ -75,7 +75,8 @@ assert_eq "$(sha256sum <"$TMP/via.out")" "$(sha256sum <"$TMP/direct.out")" \
 # pairs: every pgbench connection and its nginx upstream connection (the
 # -C run alone opens CLIENTS x TXNS_C of each); payload: the COPY result,
 # the least we know went from postgres to psql
-hops_check "postgres" $((2 * CLIENTS * TXNS_C)) "$(stat -c %s "$TMP/via.out")" 2
+hops_check "postgres" $((2 * CLIENTS * TXNS_C)) "$(stat -c %s "$TMP/via.out")" "$(real_hops)"
+splice_check "postgres" $CLIENTS
 
 agent_stop || fail "agent did not exit 0 on SIGTERM"
 ok "agent exited cleanly"

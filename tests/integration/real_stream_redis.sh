@@ -34,7 +34,9 @@ assert_eq "$got" $((2 * N)) "redis-benchmark: the counter equals the INCRs sent"
 
 # pairs: the test client, 8 x 2 benchmark connections, redis-cli, and
 # nginx's upstream connection for each
-hops_check "redis" $((2 * (1 + 16 + 1))) "$PAYLOAD" 2
+hops_check "redis" $((2 * (1 + 16 + 1))) "$PAYLOAD" "$(real_hops)"
+# spliced: the test client's and the benchmark's sessions, each way
+splice_check "redis" 16
 
 agent_stop || fail "agent did not exit 0 on SIGTERM"
 ok "agent exited cleanly"

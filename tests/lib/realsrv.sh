@@ -121,6 +121,7 @@ redis_start() {
 # crosses each of the HOPS local hops once), and through TCP at most 1% of
 # what was redirected: no hop, no direction, fell back.
 hops_mark() {
+	st H_SW splice_switched
 	st H_PAIRS pairs
 	st H_RB redirected_bytes
 	st H_TB tcp_bytes
@@ -155,13 +156,36 @@ real_cgroups() {
 # real_proxy TEMPLATE PORT_PX PORT_SRV [VAR=VALUE...]: nginx in P on
 # 127.0.0.1:PORT_PX in front of the server on 127.0.0.1:PORT_SRV (already
 # listening), then the agent on S, P and C
+# With REAL_SPLICE=1 (the *_splice.sh tests), a stream {} proxy is
+# nginx-conf/stream_splice.conf instead (sockmap_splice on) and the agent
+# answers its query (--nginx-vars).
 real_proxy() {
-	local tpl=$1 px=$2 srv=$3
+	local tpl=$1 px=$2 srv=$3 agent=()
 	shift 3
 	DIAG_PORTS="$px $srv"
+	if [ "${REAL_SPLICE:-0}" = 1 ]; then
+		[ -f "$TOP/build/ngx_stream_sockmap_module.so" ] ||
+			skip "build/ngx_stream_sockmap_module.so not built (make module; needs nginx-dev)"
+		tpl=stream_splice.conf
+		set -- "$@" STREAM_LISTEN=127.0.0.1:$px MODULES="$TOP/build" TIMEOUT=60s
+		agent=(--nginx-vars)
+	fi
 	nginx_start px "$tpl" "$P" LISTEN=127.0.0.1:$px UPSTREAM=127.0.0.1:$srv "$@" >/dev/null
 	wait_port 127.0.0.1 "$px"
-	agent_start -c "$C" -c "$P" -c "$S"
+	agent_start -c "$C" -c "$P" -c "$S" "${agent[@]}"
+}
+# real_hops: the local hops a byte of a stream {} session is redirected
+# over: 2 (client -> nginx, nginx -> server), 1 when spliced (client ->
+# server, past nginx; a direction's first bytes, before it switched, take
+# both: at least 1 of each byte's hops is counted)
+real_hops() { if [ "${REAL_SPLICE:-0}" = 1 ]; then echo 1; else echo 2; fi; }
+# splice_check LABEL MIN: with REAL_SPLICE=1, at least MIN directions
+# switched past nginx since hops_mark
+splice_check() {
+	local w
+	[ "${REAL_SPLICE:-0}" = 1 ] || return 0
+	st w splice_switched
+	assert_ge $((w - H_SW)) "$2" "$1: directions switched past nginx (+$((w - H_SW)))"
 }
 # real_client WHAT ARGS...: hops_mark, then `realapps.py ARGS...` in C; a
 # mismatch or a timeout fails the test; PAYLOAD: the bytes it moved
