@@ -5,6 +5,8 @@
 # nginx, without and with the agent, interleaved with baseline and accel;
 # direct_accel's client-to-server connection is paired and redirected, with
 # half the sends per request that the proxied path takes (no nginx hop);
+# the splice mode (nginx with sockmap_splice on; pgbench and redis only)
+# runs beside them, its sessions switched past nginx (splice_switched);
 # php has no direct mode (wrk speaks HTTP, php-fpm FastCGI) and the report
 # says which modes each profile had; results.md sets the app profiles
 # beside their physical limit; each profile runs in blocks of its own (a
@@ -21,8 +23,9 @@ real_need redis-benchmark redis-tools
 load_stream >/dev/null
 
 out=$TMP/out
-log "bench/run --profiles php,redis, four modes, 1 round of 1 s"
-"$TOP/bench/run" --profiles php,redis --modes baseline,accel,direct,direct_accel \
+[ -f "$TOP/build/ngx_stream_sockmap_module.so" ] || fail "build/ngx_stream_sockmap_module.so not built (make module)"
+log "bench/run --profiles php,redis, five modes, 1 round of 1 s"
+"$TOP/bench/run" --profiles php,redis --modes baseline,accel,direct,direct_accel,splice \
 	--rounds 1 --duration 1 --out "$out" >"$TMP/bench.log" 2>&1
 rc=$?
 [ $rc = 0 ] || fail "bench/run exited $rc: $(tail -n 20 "$TMP/bench.log")"
@@ -30,8 +33,11 @@ ok "bench/run with direct and direct_accel ran"
 
 # the runs, in the order they ran: no direct run for php
 order=$(awk -F'\t' '{ print $2 "/" $3 }' "$out/runs.tsv" | tr '\n' ' ')
-assert_eq "$order" "baseline/php accel/php baseline/redis accel/redis direct/redis direct_accel/redis " \
-	"modes interleaved within each profile, php without direct"
+assert_eq "$order" "baseline/php accel/php baseline/redis accel/redis direct/redis direct_accel/redis splice/redis " \
+	"modes interleaved within each profile, php without direct and splice"
+sw=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["splice_switched"])' \
+	"$out/raw/r1-splice-redis.counters.json") || fail "no splice_switched in redis's splice counters"
+assert_ge "$sw" 1 "splice: redis's sessions switched past nginx ($sw directions)"
 # a block per profile: each profile's accel run had an agent (and servers)
 # of its own, not the one that saw the profile before it
 pid_of() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["agent"]["pid"])' "$1"; }
@@ -47,7 +53,7 @@ bad = []
 pm = r["meta"]["profile_modes"]
 if pm.get("php") != ["baseline", "accel"]:
     bad.append("php's modes %r, want baseline, accel" % pm.get("php"))
-if pm.get("redis") != ["baseline", "accel", "direct", "direct_accel"]:
+if pm.get("redis") != ["baseline", "accel", "direct", "direct_accel", "splice"]:
     bad.append("redis' modes %r" % pm.get("redis"))
 runs = {(x["mode"], x["profile"]): x for x in r["runs"]}
 for k, x in sorted(runs.items()):
@@ -61,12 +67,17 @@ if d and d["agent_counters"] is not None:
 s = r["summary"]["redis"]
 # redirected sends per Redis command: 4 through nginx (client->nginx,
 # nginx->redis and back), 2 straight (client->redis and back)
-rpr = {m: s[m].get("redirected_per_request") for m in ("accel", "direct_accel")}
-print("# redirected sends per command: accel %s, direct_accel %s" % (rpr["accel"], rpr["direct_accel"]))
+rpr = {m: s[m].get("redirected_per_request") for m in ("accel", "direct_accel", "splice")}
+print("# redirected sends per command: accel %s, direct_accel %s, splice %s"
+      % (rpr["accel"], rpr["direct_accel"], rpr["splice"]))
 if not (rpr["accel"] or 0) >= 3.5:
     bad.append("accel: %r redirected sends per command, want >= 3.5" % rpr["accel"])
 if not 1.5 <= (rpr["direct_accel"] or 0) <= 2.5:
     bad.append("direct_accel: %r redirected sends per command, want ~2 (no proxy)" % rpr["direct_accel"])
+# spliced: client->redis and back past nginx, as direct_accel (a
+# direction's first commands, before it switched, take both hops)
+if not 1.5 <= (rpr["splice"] or 0) <= 3:
+    bad.append("splice: %r redirected sends per command, want ~2 (past nginx)" % rpr["splice"])
 if not (da or {}).get("agent_counters", {}).get("pairs"):
     bad.append("direct_accel: no new pair")
 for m in ("direct", "direct_accel"):
@@ -81,7 +92,7 @@ PY
 ok "direct: no agent; direct_accel: paired, ~2 redirected sends per command against accel's 4"
 
 grep -q '^## Beside the physical limit' "$out/results.md" || fail "results.md: no physical-limit section"
-grep -qE '^\| redis \| [0-9.]+x .*\| [0-9.]+x .*\| [0-9.]+x .*\| [0-9]+% \|$' "$out/results.md" ||
+grep -qE '^\| redis \| [0-9.]+x .*\| [0-9.]+x .*\| [0-9.]+x .*\| [0-9.]+x .*\| [0-9]+% \| [0-9]+% \|$' "$out/results.md" ||
 	fail "results.md: no redis row in the physical-limit table: $(grep -A6 '^## Beside' "$out/results.md")"
 grep -q '^| php |' <(sed -n '/^## Beside/,/^req\/s against/p' "$out/results.md") &&
 	fail "results.md: php in the physical-limit table"
