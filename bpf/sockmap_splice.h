@@ -29,7 +29,8 @@
  * only by the thread that made the OFFER: nobody splices sockets it
  * does not hold.  0: taken.  EPERM: refused (not a paired, redirected
  * socket, not the offering thread, bytes went through TCP, the counts
- * don't agree; the socket's query says which, bpf/sockmap_query.h).
+ * don't agree; the socket's query says which, bpf/sockmap_query.h).  A
+ * refused FENCE stays refused on that socket: ask no more.
  * ENOPROTOOPT: no agent (no program attached to the caller's cgroup; no
  * TCP option has this number, include/uapi/linux/tcp.h).
  */

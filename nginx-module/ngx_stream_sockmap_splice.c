@@ -298,22 +298,20 @@ ngx_stream_sockmap_splice_pass(ngx_stream_session_t *s,
         read = u->received - sp->synced_down;
         sent = c->sent - sp->synced_down;
 
-        if (read == sent && read != sp->fenced_down
-            && ngx_stream_sockmap_splice_req(c->fd, SPLICE_FENCE, 0, read, sent)
-               == NGX_OK)
-        {
-            sp->fenced_down = read;
+        if (read == sent && read != sp->fenced_down && sp->fenced_down != -1) {
+            sp->fenced_down = ngx_stream_sockmap_splice_req(c->fd, SPLICE_FENCE,
+                                                            0, read, sent)
+                              == NGX_OK ? read : -1;
         }
 
     } else {
         read = s->received - sp->synced_up;
         sent = pc->sent - sp->synced_up;
 
-        if (read == sent && read != sp->fenced_up
-            && ngx_stream_sockmap_splice_req(pc->fd, SPLICE_FENCE, 0, read, sent)
-               == NGX_OK)
-        {
-            sp->fenced_up = read;
+        if (read == sent && read != sp->fenced_up && sp->fenced_up != -1) {
+            sp->fenced_up = ngx_stream_sockmap_splice_req(pc->fd, SPLICE_FENCE,
+                                                          0, read, sent)
+                            == NGX_OK ? read : -1;
         }
     }
 }

@@ -32,7 +32,9 @@ typedef struct {
     uint64_t                           cookie;     /* the client socket's */
     ngx_connection_t                  *pc;         /* the upstream joined */
 
-    /* what nginx read of each direction at its last fence */
+    /* what nginx read of each direction at its last fence; -1: a fence
+     * was refused, and every later one would be (the socket went to TCP,
+     * a redirect failed: bpf/splice_control.h) */
     off_t                              fenced_up;
     off_t                              fenced_down;
     /* spliced bytes already added to nginx's own counts */

@@ -248,8 +248,10 @@ static int relay(struct session *s, struct half *h, int src, int dst, uint64_t *
 	if (s->spliced && !h->len && !h->fence_off && h->read != h->fenced) {
 		stats.fences++;
 		if (splice_req(dst, SPLICE_FENCE, 0, h)) {
+			/* no agent, or a refusal: every later fence would be
+			 * refused too (bpf/splice_control.h) */
 			stats.fences_refused++;
-			h->fence_off = errno != EPERM; /* no agent: stop asking */
+			h->fence_off = true;
 		} else {
 			h->fenced = h->read;
 		}
