@@ -21,7 +21,9 @@
  *                   use-after-free.  OpenSSL falls back to user-space TLS
  *                   when TCP_ULP fails; its service endpoint is learned,
  *                   so that endpoint's later connections are not paired
- *                   and get their kTLS.
+ *                   and get their kTLS.  Also a relay's splice requests
+ *                   on its own sockets (splice_control.h,
+ *                   bpf/sockmap_splice.h).
  *   sockopt_query   getsockopt(SOCKMAP_QUERY_LEVEL, SOCKMAP_QUERY_OPTNAME)
  *                   on any socket: what the data plane decided for it
  *                   (bpf/sockmap_query.h), for its owner (nginx's
