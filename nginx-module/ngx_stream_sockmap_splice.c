@@ -251,11 +251,25 @@ ngx_stream_sockmap_splice_join(ngx_stream_session_t *s,
 }
 
 
+/* Everything read was written, and something new since the last fence
+ * (*fenced: what was read then; -1 once refused: for good) */
+static void
+ngx_stream_sockmap_splice_fence(ngx_socket_t fd, off_t read, off_t sent,
+    off_t *fenced)
+{
+    if (read != sent || read == *fenced || *fenced == -1) {
+        return;
+    }
+
+    *fenced = ngx_stream_sockmap_splice_req(fd, SPLICE_FENCE, 0, read, sent)
+              == NGX_OK ? read : -1;
+}
+
+
 void
 ngx_stream_sockmap_splice_pass(ngx_stream_session_t *s,
     ngx_stream_sockmap_splice_t *sp, ngx_uint_t from_upstream)
 {
-    off_t                   read, sent;
     ngx_connection_t       *c, *pc;
     ngx_stream_upstream_t  *u;
 
@@ -292,27 +306,16 @@ ngx_stream_sockmap_splice_pass(ngx_stream_session_t *s,
     }
 
     /* this pass's direction, less what was spliced (not nginx's to
-     * fence): everything read was written, and something new since the
-     * last fence */
+     * fence) */
     if (from_upstream) {
-        read = u->received - sp->synced_down;
-        sent = c->sent - sp->synced_down;
-
-        if (read == sent && read != sp->fenced_down && sp->fenced_down != -1) {
-            sp->fenced_down = ngx_stream_sockmap_splice_req(c->fd, SPLICE_FENCE,
-                                                            0, read, sent)
-                              == NGX_OK ? read : -1;
-        }
+        ngx_stream_sockmap_splice_fence(c->fd, u->received - sp->synced_down,
+                                        c->sent - sp->synced_down,
+                                        &sp->fenced_down);
 
     } else {
-        read = s->received - sp->synced_up;
-        sent = pc->sent - sp->synced_up;
-
-        if (read == sent && read != sp->fenced_up && sp->fenced_up != -1) {
-            sp->fenced_up = ngx_stream_sockmap_splice_req(pc->fd, SPLICE_FENCE,
-                                                          0, read, sent)
-                            == NGX_OK ? read : -1;
-        }
+        ngx_stream_sockmap_splice_fence(pc->fd, s->received - sp->synced_up,
+                                        pc->sent - sp->synced_up,
+                                        &sp->fenced_up);
     }
 }
 
