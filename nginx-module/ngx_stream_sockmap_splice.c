@@ -222,6 +222,14 @@ ngx_stream_sockmap_splice_join(ngx_stream_session_t *s,
         return NGX_AGAIN;
     }
 
+    /* nginx wrote bytes of its own (a PROXY protocol header) or preread
+     * bytes it did not count (1.22): its counts never agree, no fence
+     * would pass, and joined the session would pay a query per event */
+    if (pc->sent > s->received) {
+        ngx_stream_sockmap_splice_never(s, sp, "nginx adds bytes upstream");
+        return NGX_DECLINED;
+    }
+
     if (ngx_stream_sockmap_splice_req(pc->fd, SPLICE_JOIN, sp->cookie, 0, 0)
         != NGX_OK)
     {

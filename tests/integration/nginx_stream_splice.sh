@@ -13,6 +13,8 @@
 #  - proxy_timeout (2 s): a spliced session sending a little every 0.3 s
 #    for 5 s lives on, then ends 2 s after its last byte, as nginx ends an
 #    idle one (between 1.7 and 3 s; under TCG, as its timeouts scale);
+#  - proxy_protocol towards the upstream (nginx's own bytes): the session
+#    is relayed, and nginx says why at info level;
 #  - an agent without --nginx-vars (no query): nginx says so once, at
 #    notice level, and relays every session itself, byte-exact.
 . "$(dirname "$0")/../lib/common.sh"
@@ -131,6 +133,37 @@ assert_eq "$(python3 -c "print(int(1.7 <= $t <= $hi))")" 1 "the idle session end
 log_lines $((n + 1))
 tail -1 "$LOG" | grep -q '^spliced ' || fail "the timed-out session's log line: $(tail -1 "$LOG")"
 ok "the timed-out session was spliced: $(tail -1 "$LOG")"
+
+# proxy_protocol towards the upstream: nginx writes bytes of its own, its
+# counts never agree, so it never joins (nor pays a query per event)
+PXPP=$(nginx_start pxpp stream_splice.conf "$CP" LOAD_STREAM="$LOAD_STREAM" MODULES="$TOP/build" \
+	STREAM_LISTEN=127.0.0.1:$((PORT_ST + 2)) UPSTREAM=127.0.0.1:$UP TIMEOUT=60s) || fail "$PXPP"
+sed -i 's|^\( *\)proxy_pass \(.*\);|&\n\1proxy_protocol on;|' "$PXPP/nginx.conf"
+nginx -p "$PXPP" -c "$PXPP/nginx.conf" -s reload || fail "nginx reload (proxy_protocol)"
+sleep 1
+wait_port 127.0.0.1 $((PORT_ST + 2))
+got=$(cg_exec "$CC" python3 - $((PORT_ST + 2)) <<'PY'
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
+got = b""
+for i in range(20):
+    s.sendall(b"ping %d\n" % i)
+    while not got.endswith(b"ping %d\n" % i):
+        chunk = s.recv(4096)
+        if not chunk:
+            break
+        got += chunk
+print(got.split(b"\r\n", 1)[0].decode()[:10], got.count(b"ping"))
+PY
+)
+assert_eq "$got" "PROXY TCP4 20" "proxy_protocol: the header, then every ping echoed"
+for _ in $(seq 1 50); do
+	grep -q 'not spliced: nginx adds bytes upstream' "$PXPP/logs/error.log" && break
+	sleep 0.1
+done
+grep -q 'not spliced: nginx adds bytes upstream' "$PXPP/logs/error.log" ||
+	fail "proxy_protocol: nginx did not say why it left the session: $(grep -c . "$PXPP/logs/error.log") lines"
+ok "proxy_protocol: not spliced, and nginx said why"
 
 # no query: an agent without --nginx-vars
 agent_stop || fail "agent did not exit 0 on SIGTERM"
