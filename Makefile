@@ -4,7 +4,7 @@
 # deps` adds the lab `sudo make test` and `sudo make demo` run.
 
 .DELETE_ON_ERROR:
-.PHONY: FORCE all deps build-deps test tools fuzz fuzzers units demo bench soak bench-maps compose-bench clean check-tools \
+.PHONY: FORCE all deps build-deps test tools fuzz fuzzers units demo bench soak bench-maps bench-remote-splice compose-bench clean check-tools \
 	vmtest vmtest-quick vmtest-systemd kernels-doc counters-doc alerts-doc man install uninstall deb \
 	module
 
@@ -335,6 +335,27 @@ $(MAPCOST): bench/mapcost/cost.c $(BUILD)/mapcost/cost.skel.h bpf/*.h
 
 bench-maps:
 	./bench/maps
+
+# bench/remote-splice: a remote client's session spliced past a relay in
+# the kernel (sk_skb + sk_msg), measured against nginx's relay before the
+# product offers it.  The prototype relay and its BPF side live under
+# bench/skbsplice/; not part of `all`.
+SKBSPLICE := $(BUILD)/skbsplice/skbsplice
+$(BUILD)/skbsplice/skbsplice.bpf.o: bench/skbsplice/skbsplice.bpf.c bench/skbsplice/skbsplice.h $(BUILD)/vmlinux.h
+	$(Q)mkdir -p $(dir $@)
+	@echo "  BPF     $@"
+	$(Q)$(CLANG) $(BPF_CFLAGS) -Ibench/skbsplice -c $< -o $@
+
+$(BUILD)/skbsplice/skbsplice.skel.h: $(BUILD)/skbsplice/skbsplice.bpf.o
+	@echo "  SKEL    $@"
+	$(Q)$(BPFTOOL) gen skeleton $< name skbsplice_bpf > $@
+
+$(SKBSPLICE): bench/skbsplice/skbsplice.c bench/skbsplice/skbsplice.h $(BUILD)/skbsplice/skbsplice.skel.h
+	@echo "  CC      $@"
+	$(Q)$(CC) $(CFLAGS) -Ibench/skbsplice -I$(BUILD)/skbsplice $< -o $@ -lbpf -lelf -lz
+
+bench-remote-splice: all
+	./bench/remote-splice $(BENCH_ARGS)
 
 # ngx-sockmap(8), from the binary's own --help texts (scripts/manpage.py).
 $(BUILD)/ngx-sockmap.8: $(BUILD)/ngx-sockmap scripts/manpage.py
