@@ -9,10 +9,14 @@
  * or its first byte in), and a FENCE on the connection nginx just wrote
  * whenever it holds nothing of that direction: everything it read was
  * written (nginx's own counts: s->received and pc->sent, u->received and
- * c->sent).  A session where nginx adds or drops bytes (PROXY protocol
- * to the upstream, a client's PROXY header, preread data nginx 1.22 does
- * not count in s->received) never has equal counts: never fenced, never
- * spliced.  TLS on either side, rate limits and UDP are never offered.
+ * c->sent).  nginx's own bytes towards the upstream, the PROXY protocol
+ * header (proxy_protocol on), are the one difference it may have: the
+ * header is written before any of the client's bytes, and its length is
+ * what nginx's own writer gives for this connection, so the fences of
+ * that direction declare it as the relay's own.  A session where nginx
+ * adds or drops anything else (preread data nginx 1.22 does not count in
+ * s->received) never has agreeing counts: never joined, never spliced.
+ * TLS on either side, rate limits and UDP are never offered.
  *
  * What passes nginx by is read back with the data plane's query
  * (bpf/sockmap_query.h, version 2: the agent runs with --nginx-vars) at
@@ -59,7 +63,7 @@ static void ngx_stream_sockmap_splice_handler(ngx_event_t *ev);
 
 static ngx_int_t
 ngx_stream_sockmap_splice_req(ngx_socket_t fd, uint32_t op, uint64_t relay,
-    off_t read, off_t sent)
+    off_t read, off_t sent, off_t added)
 {
     struct sockmap_splice  r;
 
@@ -69,6 +73,7 @@ ngx_stream_sockmap_splice_req(ngx_socket_t fd, uint32_t op, uint64_t relay,
     r.relay = relay;
     r.read = read;
     r.sent = sent;
+    r.added = added;
 
     if (setsockopt(fd, SOCKMAP_SPLICE_LEVEL, SOCKMAP_SPLICE_OPTNAME,
                    &r, sizeof(r))
@@ -193,7 +198,7 @@ ngx_stream_sockmap_splice_offer(ngx_stream_session_t *s,
 
     /* refused: the client is not a redirected socket here (remote,
      * unpaired, on TCP) */
-    if (ngx_stream_sockmap_splice_req(c->fd, SPLICE_OFFER, 0, 0, 0)
+    if (ngx_stream_sockmap_splice_req(c->fd, SPLICE_OFFER, 0, 0, 0, 0)
         != NGX_OK)
     {
         ngx_stream_sockmap_splice_never(s, sp, "client not redirected");
@@ -206,10 +211,27 @@ ngx_stream_sockmap_splice_offer(ngx_stream_session_t *s,
 }
 
 
+/* The length of the PROXY protocol header nginx writes upstream for
+ * this client connection: nginx's own writer, as the proxy module calls
+ * it (v1, text: a function of the connection's addresses alone); 0 if it
+ * can't tell */
+static off_t
+ngx_stream_sockmap_splice_header_len(ngx_connection_t *c)
+{
+    u_char         *p;
+    static u_char   buf[NGX_PROXY_PROTOCOL_MAX_HEADER];
+
+    p = ngx_proxy_protocol_write(c, buf, buf + sizeof(buf));
+
+    return p ? p - buf : 0;
+}
+
+
 static ngx_int_t
 ngx_stream_sockmap_splice_join(ngx_stream_session_t *s,
     ngx_stream_sockmap_splice_t *sp)
 {
+    off_t                   own;
     ngx_connection_t       *c, *pc;
     ngx_stream_upstream_t  *u;
 
@@ -222,15 +244,30 @@ ngx_stream_sockmap_splice_join(ngx_stream_session_t *s,
         return NGX_AGAIN;
     }
 
-    /* nginx wrote bytes of its own (a PROXY protocol header) or preread
-     * bytes it did not count (1.22): its counts never agree, no fence
-     * would pass, and joined the session would pay a query per event */
+    /* nginx wrote more upstream than it read: the PROXY protocol header
+     * (queued before any client byte, ngx_stream_proxy_init_upstream),
+     * or preread bytes nginx 1.22 writes without counting them.  The
+     * header is taken as nginx's own bytes once it is all out and
+     * nothing else differs; anything else never agrees, no fence would
+     * pass, and joined the session would pay a query per event. */
     if (pc->sent > s->received) {
-        ngx_stream_sockmap_splice_never(s, sp, "nginx adds bytes upstream");
-        return NGX_DECLINED;
+        own = ngx_stream_sockmap_splice_header_len(c);
+
+        if ((c->buffer && c->buffer->last != c->buffer->start)
+            || own == 0 || pc->sent - s->received > own)
+        {
+            ngx_stream_sockmap_splice_never(s, sp, "nginx adds bytes upstream");
+            return NGX_DECLINED;
+        }
+
+        if (pc->sent - s->received < own) {
+            return NGX_AGAIN; /* the header, or bytes after it, not all out */
+        }
+
+        sp->added_up = own;
     }
 
-    if (ngx_stream_sockmap_splice_req(pc->fd, SPLICE_JOIN, sp->cookie, 0, 0)
+    if (ngx_stream_sockmap_splice_req(pc->fd, SPLICE_JOIN, sp->cookie, 0, 0, 0)
         != NGX_OK)
     {
         if (++sp->joins >= NGX_STREAM_SOCKMAP_SPLICE_JOINS) {
@@ -259,17 +296,19 @@ ngx_stream_sockmap_splice_join(ngx_stream_session_t *s,
 }
 
 
-/* Everything read was written, and something new since the last fence
- * (*fenced: what was read then; -1 once refused: for good) */
+/* Everything read was written (with nginx's own added bytes), and
+ * something new since the last fence (*fenced: what was read then; -1
+ * once refused: for good) */
 static void
 ngx_stream_sockmap_splice_fence(ngx_socket_t fd, off_t read, off_t sent,
-    off_t *fenced)
+    off_t added, off_t *fenced)
 {
-    if (read != sent || read == *fenced || *fenced == -1) {
+    if (read + added != sent || read == *fenced || *fenced == -1) {
         return;
     }
 
-    *fenced = ngx_stream_sockmap_splice_req(fd, SPLICE_FENCE, 0, read, sent)
+    *fenced = ngx_stream_sockmap_splice_req(fd, SPLICE_FENCE, 0, read, sent,
+                                            added)
               == NGX_OK ? read : -1;
 }
 
@@ -317,13 +356,13 @@ ngx_stream_sockmap_splice_pass(ngx_stream_session_t *s,
      * fence) */
     if (from_upstream) {
         ngx_stream_sockmap_splice_fence(c->fd, u->received - sp->synced_down,
-                                        c->sent - sp->synced_down,
+                                        c->sent - sp->synced_down, 0,
                                         &sp->fenced_down);
 
     } else {
         ngx_stream_sockmap_splice_fence(pc->fd, s->received - sp->synced_up,
                                         pc->sent - sp->synced_up,
-                                        &sp->fenced_up);
+                                        sp->added_up, &sp->fenced_up);
     }
 }
 

@@ -37,6 +37,9 @@ typedef struct {
      * a redirect failed: bpf/splice_control.h) */
     off_t                              fenced_up;
     off_t                              fenced_down;
+    /* bytes nginx wrote upstream of its own (the PROXY protocol
+     * header): a fence of that direction covers them as the relay's */
+    off_t                              added_up;
     /* spliced bytes already added to nginx's own counts */
     off_t                              synced_up;
     off_t                              synced_down;
