@@ -16,6 +16,8 @@
 #  - proxy_protocol towards the upstream: nginx's own bytes, written
 #    before the client's, declared in the fences: the session is spliced,
 #    and its log line counts the header upstream;
+#  - a remote client (a network namespace): not spliced (the OFFER is
+#    refused), relayed byte-exact, nginx says why per session;
 #  - an agent without --nginx-vars (no query): nginx says so once, at
 #    notice level, and relays every session itself, byte-exact.
 . "$(dirname "$0")/../lib/common.sh"
@@ -173,6 +175,36 @@ log_lines 1
 want="spliced $pp_bytes $((pp_bytes + pp_hdr)) $((pp_bytes + pp_hdr)) $((pp_bytes + pp_hdr))"
 assert_eq "$(cut -d' ' -f1-5 "$LOG")" "$want" \
 	"proxy_protocol: the log line counts the header upstream and every spliced byte"
+LOG=$PX/logs/stream.log
+
+# a remote client (a network namespace behind a veth pair, its cgroup
+# not attached): no socket of the client's is here to hand over, so the
+# OFFER is refused and nginx relays the session, byte-exact, and says why
+# (bench/remote-splice measured the kernel's sk_skb path: a loss)
+cg_new CR rcli
+NSR=$(ns_make r)
+net=$((($$ % 200) + 20))
+veth_quiet "nss$$h" "nss$$p" "$NSR" "10.217.$net.1" "10.217.$net.2"
+PXR=$(nginx_start pxr stream_splice.conf "$CP" LOAD_STREAM="$LOAD_STREAM" MODULES="$TOP/build" \
+	STREAM_LISTEN=10.217.$net.1:$((PORT_ST + 3)) UPSTREAM=127.0.0.1:$UP TIMEOUT=60s) || fail "$PXR"
+wait_port 10.217.$net.1 $((PORT_ST + 3))
+: >"$PXR/logs/stream.log"
+st w0 splice_switched
+st r0 splice_refused
+tk_client remote "$CR" "$NSR" --connect 10.217.$net.1:$((PORT_ST + 3)) --mode echo --seed 7 \
+	--bytes $((4 * MIB)) --conns 4 --parallel 4 --timeout 60
+crc=$?
+tk_ok remote "a remote client through nginx: every byte back exact and in order (exit $crc)"
+st w1 splice_switched
+st r1 splice_refused
+assert_eq $((w1 - w0)) 0 "remote client: nothing switched"
+assert_ge $((r1 - r0)) 4 "remote client: the OFFERs refused (+$((r1 - r0)))"
+assert_ge "$(grep -c 'not spliced: client not redirected' "$PXR/logs/error.log")" 4 \
+	"remote client: nginx says why each session was relayed"
+LOG=$PXR/logs/stream.log
+log_lines 4
+assert_eq "$(awk '$1 != "spliced" && $2 == 4194304 && $5 == 4194304' "$LOG" | wc -l)" 4 \
+	"remote client: the log lines count every relayed byte, none says spliced"
 LOG=$PX/logs/stream.log
 
 # no query: an agent without --nginx-vars
