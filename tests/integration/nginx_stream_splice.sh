@@ -16,6 +16,8 @@
 #  - proxy_protocol towards the upstream: nginx's own bytes, written
 #    before the client's, declared in the fences: the session is spliced,
 #    and its log line counts the header upstream;
+#  - a hazard (MSG_OOB) on a spliced session: the session goes on
+#    byte-exact, or all four sockets end (none left established);
 #  - a remote client (a network namespace): not spliced (the OFFER is
 #    refused), relayed byte-exact, nginx says why per session;
 #  - an agent without --nginx-vars (no query): nginx says so once, at
@@ -176,6 +178,103 @@ want="spliced $pp_bytes $((pp_bytes + pp_hdr)) $((pp_bytes + pp_hdr)) $((pp_byte
 assert_eq "$(cut -d' ' -f1-5 "$LOG")" "$want" \
 	"proxy_protocol: the log line counts the header upstream and every spliced byte"
 LOG=$PX/logs/stream.log
+
+# a hazard on a spliced session: the client sends urgent data (MSG_OOB)
+# after its session switched past nginx.  The guard acts on the client's
+# socket (resets.oob); what the client sees is what the guard does on this
+# tier: its session goes on byte-exact (moved to TCP), or it ends, and then
+# all four sockets end: the client's, the upstream's (the client's
+# target, reset with it), and nginx's two (nginx sees the reset and ends
+# the session: its log line is written), with none left established.
+cat >"$TMP/hz_srv.py" <<'PY'
+import json, os, socket, sys, threading
+ls = socket.socket()
+ls.bind(("127.0.0.1", 0))
+ls.listen(16)
+open(sys.argv[1] + ".port", "w").write(str(ls.getsockname()[1]))
+def serve(c, i):
+    end, n = "eof", 0
+    try:
+        while True:
+            d = c.recv(65536)
+            if not d:
+                break
+            n += len(d)
+            c.sendall(d)
+    except OSError as e:
+        end = "error"
+    json.dump({"end": end, "bytes": n}, open("%s.%d.json" % (sys.argv[1], i), "w"))
+i = 0
+while True:
+    c, _ = ls.accept()
+    i += 1
+    threading.Thread(target=serve, args=(c, i), daemon=True).start()
+PY
+cg_exec "$CS" python3 "$TMP/hz_srv.py" "$TMP/hz" >"$TMP/hz_srv.log" 2>&1 &
+on_exit "kill $!"
+for _ in $(seq 1 50); do [ -s "$TMP/hz.port" ] && break; sleep 0.1; done
+[ -s "$TMP/hz.port" ] || fail "hazard: the echo server did not start: $(cat "$TMP/hz_srv.log")"
+PXH=$(nginx_start pxh stream_splice.conf "$CP" LOAD_STREAM="$LOAD_STREAM" MODULES="$TOP/build" \
+	STREAM_LISTEN=127.0.0.1:$((PORT_ST + 4)) UPSTREAM=127.0.0.1:$(cat "$TMP/hz.port") TIMEOUT=60s) ||
+	fail "$PXH"
+wait_port 127.0.0.1 $((PORT_ST + 4))
+st w0 splice_switched
+st o0 resets.oob
+end=$(cg_exec "$CC" python3 - $((PORT_ST + 4)) <<'PY'
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
+got = b""
+for i in range(100):
+    line = b"ping %d\n" % i
+    s.sendall(line)
+    while not got.endswith(line):
+        c = s.recv(4096)
+        if not c:
+            print("ended-early")
+            sys.exit()
+        got += c
+try:
+    s.send(b"!", socket.MSG_OOB)
+    s.sendall(b"after\n")
+    got = b""
+    while not got.endswith(b"after\n"):
+        c = s.recv(4096)
+        if not c:
+            print("ended eof")
+            sys.exit()
+        got += c
+    print("continued")
+except OSError as e:
+    print("ended error")
+PY
+)
+st w1 splice_switched
+st o1 resets.oob
+log "hazard: the client's session $end; splice_switched +$((w1 - w0)), resets.oob +$((o1 - o0))"
+assert_ge $((w1 - w0)) 1 "hazard: the session had switched past nginx before the urgent byte"
+# the session's sockets still established: nginx's two, the client's and
+# the upstream's (ports of the listener and of the echo server)
+hz_established() {
+	local a=$((PORT_ST + 4)) b
+	b=$(cat "$TMP/hz.port")
+	ss -Htan state established "( sport = :$a or dport = :$a or sport = :$b or dport = :$b )" | wc -l
+}
+case $end in
+continued) ok "hazard: the session went on, byte-exact (the guard moved it to TCP)" ;;
+"ended "*)
+	assert_ge $((o1 - o0)) 1 "hazard: the guard reset the client's socket (resets.oob)"
+	for _ in $(seq 1 50); do
+		[ -s "$TMP/hz.2.json" ] && grep -q '^spliced ' "$PXH/logs/stream.log" && break
+		sleep 0.1
+	done
+	[ -s "$TMP/hz.2.json" ] || fail "hazard: the upstream's connection did not end"
+	ok "hazard: the upstream's connection ended ($(cat "$TMP/hz.2.json"))"
+	grep -q '^spliced ' "$PXH/logs/stream.log" ||
+		fail "hazard: nginx did not end the session: $(cat "$PXH/logs/stream.log")"
+	ok "hazard: nginx ended the session: $(grep '^spliced ' "$PXH/logs/stream.log")"
+	assert_eq "$(hz_established)" 0 "hazard: no socket of the session left established (all four ended)" ;;
+*) fail "hazard: the client's session: '$end'" ;;
+esac
 
 # a remote client (a network namespace behind a veth pair, its cgroup
 # not attached): no socket of the client's is here to hand over, so the
