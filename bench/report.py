@@ -166,7 +166,7 @@ def cmd_parse(path, cpu_path=None):
 # `ngx-sockmap status --json`: gauges are kept as sampled, everything else
 # numeric is a counter since the agent started and becomes a per-run delta.
 # bench/run's app family: its clients' output made wrk's (app_out)
-APP_PROFILES = ("php", "pgbench", "redis", "grpc")
+APP_PROFILES = ("php", "pgbench", "redis", "redis_p16", "grpc")
 
 GAUGES = ("sockets", "pairs_active", "maps.", "agent.", "paused")
 
@@ -905,13 +905,15 @@ def app_out(kind, native, elapsed_ns, rc, logs):
             pct = {q: lat[min(len(lat) - 1, len(lat) * q // 100)] for q in (50, 75, 90, 99)}
         if reqs and rps is None:
             rps = reqs / secs
-    elif kind == "redis":
+    elif kind in ("redis", "redis_p16"):
         # --csv: "TEST","rps","avg","min","p50","p95","p99","max" per test;
         # requests over the tests' own times; percentiles of GET
         tot_n = tot_t = 0
         for l in text.splitlines():
             f = [x.strip('"') for x in l.split(",")]
-            if len(f) < 8 or f[0] == "test":
+            # LRANGE's tests fill a list first, a row of its own ("LPUSH
+            # (needed to benchmark LRANGE)"): not one of the tests measured
+            if len(f) < 8 or f[0] == "test" or "needed to" in f[0]:
                 continue
             try:
                 r = float(f[1])

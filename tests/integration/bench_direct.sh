@@ -11,7 +11,9 @@
 # says which modes each profile had; results.md sets the app profiles
 # beside their physical limit; each profile runs in blocks of its own (a
 # fresh agent and servers: nothing learned under one profile's traffic
-# carries into the next).  The structure only: figures of a 1 s run
+# carries into the next); redis_p16, named, runs redis-benchmark's four
+# pipelined tests and counts their commands, not the list fill LRANGE's
+# test adds.  The structure only: figures of a 1 s run
 # on a shared machine mean nothing.
 . "$(dirname "$0")/../lib/common.sh"
 . "$TOP/tests/lib/realsrv.sh"
@@ -97,3 +99,26 @@ grep -qE '^\| redis \| [0-9.]+x .*\| [0-9.]+x .*\| [0-9.]+x .*\| [0-9.]+x .*\| [
 grep -q '^| php |' <(sed -n '/^## Beside/,/^req\/s against/p' "$out/results.md") &&
 	fail "results.md: php in the physical-limit table"
 ok "results.md: redis beside its physical limit, php not"
+
+# redis_p16 (by name, not in "apps"): the splice's target profile,
+# pipelined, four tests whose commands are summed over their own times
+log "bench/run --profiles redis_p16 --modes baseline,splice, 1 round of 1 s"
+"$TOP/bench/run" --profiles redis_p16 --modes baseline,splice --rounds 1 --duration 1 --out "$out.p16" \
+	>"$TMP/bench-p16.log" 2>&1 || fail "bench/run redis_p16: $(tail -n 20 "$TMP/bench-p16.log")"
+tests=$(cut -d, -f1 "$out.p16/raw/r1-splice-redis_p16.txt.native" | tr -d '"' | grep -v '^test$\|needed to' |
+	cut -d' ' -f1 | tr '\n' ' ')
+assert_eq "$tests" "SET GET LPUSH LRANGE_100 " "redis_p16: redis-benchmark ran its four pipelined tests"
+python3 - "$out.p16/results.json" <<'PY' || fail "redis_p16: see above"
+import json, sys
+r = json.load(open(sys.argv[1]))
+runs = {x["mode"]: x for x in r["runs"] if x["profile"] == "redis_p16"}
+bad = ["%s: %s" % (m, "; ".join(x["flags"])) for m, x in runs.items() if x["flags"]]
+if sorted(runs) != ["baseline", "splice"]:
+    bad.append("modes %r" % sorted(runs))
+if not all(x["requests"] == 4 * 100000 for x in runs.values()):
+    bad.append("requests %r, want 4 tests x 100000" % [x["requests"] for x in runs.values()])
+for b in bad:
+    print("results.json: redis_p16 " + b)
+sys.exit(1 if bad else 0)
+PY
+ok "redis_p16: both modes ran clean, every command of the four tests counted"
