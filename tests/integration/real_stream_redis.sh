@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # Proves: Redis through nginx's stream {} module, every hop local TCP and
 # accelerated (clients in cgroup C -> nginx stream P -> redis-server S):
-# values from 0 B to 1 MiB read back byte-exact, a pipeline of 2000 INCRBY
+# values from 0 B to 1 MiB and one of 50 MiB read back byte-exact, a pipeline of 2000 INCRBY
 # written before any reply is read returns every running sum in order, a
 # MULTI/EXEC transaction answers as one; redis-benchmark's INCR, 8
 # connections, plain and 16-deep pipelines, leaves the counter at exactly

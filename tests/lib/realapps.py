@@ -368,6 +368,13 @@ def resp_client(port, seed):
         r.send(["SET", "big:%d" % i, v])
         if r.reply() != b"OK":
             die("SET big:%d" % i)
+    # and one of 50 MiB: a client's upload and a reply each far larger
+    # than any socket buffer
+    v = rng.randbytes(50 << 20)
+    vals["huge"] = v
+    r.send(["SET", "huge", v])
+    if r.reply() != b"OK":
+        die("SET huge")
     for k, v in vals.items():
         r.send(["GET", k])
         if r.reply() != v:
