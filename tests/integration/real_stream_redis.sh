@@ -22,7 +22,7 @@ real_cgroups
 redis_start "$S" $PORT_RD
 real_proxy stream.conf $PORT_PX $PORT_RD LOAD_STREAM="$LOAD_STREAM"
 real_client "big values, a 2000-deep pipeline and MULTI/EXEC through nginx stream byte-exact" \
-	resp-client $PORT_PX redis
+	resp-client $PORT_PX redis huge
 
 # Without -r redis-benchmark INCRs the one key counter:__rand_int__
 for pipe in 1 16; do

@@ -9,7 +9,8 @@ and python3-grpcio):
   realapps.py grpc-client PORT CALLS SEED
   realapps.py grpc-bench PORT CONNS SECS    unary calls, as fast as they go
   realapps.py http-client PORT CONNS REQS SEED   php-fpm's echo.php/gen.php
-  realapps.py resp-client PORT SEED    Redis: big values, pipelines, MULTI
+  realapps.py resp-client PORT SEED [huge]  Redis: big values (huge: and
+                                       one of 50 MiB), pipelines, MULTI
   realapps.py gen SEED N               the deterministic bytes gen() makes
 
 Every client checks each byte it gets back against what it sent or what
@@ -357,7 +358,7 @@ class Resp:
         die("redis: bad reply %r" % line[:80])
 
 
-def resp_client(port, seed):
+def resp_client(port, seed, huge=False):
     r = Resp(port)
     rng = random.Random(seed)
     vals = {}
@@ -368,13 +369,14 @@ def resp_client(port, seed):
         r.send(["SET", "big:%d" % i, v])
         if r.reply() != b"OK":
             die("SET big:%d" % i)
-    # and one of 50 MiB: a client's upload and a reply each far larger
-    # than any socket buffer
-    v = rng.randbytes(50 << 20)
-    vals["huge"] = v
-    r.send(["SET", "huge", v])
-    if r.reply() != b"OK":
-        die("SET huge")
+    # with huge: one of 50 MiB, a client's upload and a reply each far
+    # larger than any socket buffer
+    if huge:
+        v = rng.randbytes(50 << 20)
+        vals["huge"] = v
+        r.send(["SET", "huge", v])
+        if r.reply() != b"OK":
+            die("SET huge")
     for k, v in vals.items():
         r.send(["GET", k])
         if r.reply() != v:
@@ -409,7 +411,7 @@ def main():
     elif cmd == "http-client":
         http_client(int(a[0]), int(a[1]), int(a[2]), a[3])
     elif cmd == "resp-client":
-        resp_client(int(a[0]), a[1])
+        resp_client(int(a[0]), a[1], a[2:] == ["huge"])
     elif cmd == "gen":
         sys.stdout.buffer.write(gen(a[0], int(a[1])))
     else:
