@@ -230,6 +230,12 @@ ngx_stream_sockmap_filter(ngx_stream_session_t *s, ngx_chain_t *in,
                                        &ctx->upstream);
     }
 
+    if (!from_upstream
+        && ctx->splice.state != NGX_STREAM_SOCKMAP_SPLICE_NEVER)
+    {
+        ngx_stream_sockmap_splice_first_up(s, &ctx->splice, in);
+    }
+
     rc = ngx_stream_next_filter(s, in, from_upstream);
 
     /* after nginx's write: what it holds now is what the fence says */

@@ -9,14 +9,15 @@
  * or its first byte in), and a FENCE on the connection nginx just wrote
  * whenever it holds nothing of that direction: everything it read was
  * written (nginx's own counts: s->received and pc->sent, u->received and
- * c->sent).  nginx's own bytes towards the upstream, the PROXY protocol
- * header (proxy_protocol on), are the one difference it may have: the
- * header is written before any of the client's bytes, and its length is
- * what nginx's own writer gives for this connection, so the fences of
- * that direction declare it as the relay's own.  A session where nginx
- * adds or drops anything else (preread data nginx 1.22 does not count in
- * s->received) never has agreeing counts: never joined, never spliced.
- * TLS on either side, rate limits and UDP are never offered.
+ * c->sent).  Bytes nginx writes upstream without counting them as read
+ * (the PROXY protocol header of proxy_protocol on, and data a preread
+ * phase such as ssl_preread read, which nginx 1.22 leaves out of
+ * s->received) all go out first, in the chain of nginx's first write
+ * towards the upstream (ngx_stream_proxy_init_upstream), before nginx
+ * read a byte itself: their length is taken there, and the fences of that
+ * direction declare them as the relay's own.  A session where counts
+ * differ by anything else never has agreeing counts: never joined, never
+ * spliced.  TLS on either side, rate limits and UDP are never offered.
  *
  * What passes nginx by is read back with the data plane's query
  * (bpf/sockmap_query.h, version 2: the agent runs with --nginx-vars) at
@@ -211,19 +212,32 @@ ngx_stream_sockmap_splice_offer(ngx_stream_session_t *s,
 }
 
 
-/* The length of the PROXY protocol header nginx writes upstream for
- * this client connection: nginx's own writer, as the proxy module calls
- * it (v1, text: a function of the connection's addresses alone); 0 if it
- * can't tell */
-static off_t
-ngx_stream_sockmap_splice_header_len(ngx_connection_t *c)
+void
+ngx_stream_sockmap_splice_first_up(ngx_stream_session_t *s,
+    ngx_stream_sockmap_splice_t *sp, ngx_chain_t *in)
 {
-    u_char         *p;
-    static u_char   buf[NGX_PROXY_PROTOCOL_MAX_HEADER];
+    off_t         size;
+    ngx_chain_t  *cl;
 
-    p = ngx_proxy_protocol_write(c, buf, buf + sizeof(buf));
+    if (sp->first_up_seen) {
+        return;
+    }
 
-    return p ? p - buf : 0;
+    sp->first_up_seen = 1;
+
+    /* nginx read (and counted) a client byte before its first write
+     * upstream: nothing of its own went first */
+    if (s->received) {
+        return;
+    }
+
+    size = 0;
+
+    for (cl = in; cl; cl = cl->next) {
+        size += ngx_buf_size(cl->buf);
+    }
+
+    sp->added_up = size;
 }
 
 
@@ -231,7 +245,6 @@ static ngx_int_t
 ngx_stream_sockmap_splice_join(ngx_stream_session_t *s,
     ngx_stream_sockmap_splice_t *sp)
 {
-    off_t                   own;
     ngx_connection_t       *c, *pc;
     ngx_stream_upstream_t  *u;
 
@@ -244,27 +257,13 @@ ngx_stream_sockmap_splice_join(ngx_stream_session_t *s,
         return NGX_AGAIN;
     }
 
-    /* nginx wrote more upstream than it read: the PROXY protocol header
-     * (queued before any client byte, ngx_stream_proxy_init_upstream),
-     * or preread bytes nginx 1.22 writes without counting them.  The
-     * header is taken as nginx's own bytes once it is all out and
-     * nothing else differs; anything else never agrees, no fence would
-     * pass, and joined the session would pay a query per event. */
-    if (pc->sent > s->received) {
-        own = ngx_stream_sockmap_splice_header_len(c);
-
-        if ((c->buffer && c->buffer->last != c->buffer->start)
-            || own == 0 || pc->sent - s->received > own)
-        {
-            ngx_stream_sockmap_splice_never(s, sp, "nginx adds bytes upstream");
-            return NGX_DECLINED;
-        }
-
-        if (pc->sent - s->received < own) {
-            return NGX_AGAIN; /* the header, or bytes after it, not all out */
-        }
-
-        sp->added_up = own;
+    /* nginx wrote more upstream than it read and than its own first
+     * bytes (ngx_stream_sockmap_splice_first_up): counts that can never
+     * agree, no fence would pass, and joined the session would pay a
+     * query per event */
+    if (pc->sent > s->received + sp->added_up) {
+        ngx_stream_sockmap_splice_never(s, sp, "nginx adds bytes upstream");
+        return NGX_DECLINED;
     }
 
     if (ngx_stream_sockmap_splice_req(pc->fd, SPLICE_JOIN, sp->cookie, 0, 0, 0)

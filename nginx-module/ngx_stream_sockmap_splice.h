@@ -37,9 +37,11 @@ typedef struct {
      * a redirect failed: bpf/splice_control.h) */
     off_t                              fenced_up;
     off_t                              fenced_down;
-    /* bytes nginx wrote upstream of its own (the PROXY protocol
-     * header): a fence of that direction covers them as the relay's */
+    /* bytes nginx wrote upstream without counting them as read (the
+     * PROXY protocol header, preread data): a fence of that direction
+     * declares them as the relay's own */
     off_t                              added_up;
+    unsigned                           first_up_seen:1;
     /* spliced bytes already added to nginx's own counts */
     off_t                              synced_up;
     off_t                              synced_down;
@@ -54,6 +56,11 @@ typedef struct {
 
 void ngx_stream_sockmap_splice_pass(ngx_stream_session_t *s,
     ngx_stream_sockmap_splice_t *sp, ngx_uint_t from_upstream);
+
+/* before nginx's first write towards the upstream: what it writes then,
+ * if it read no client byte yet, is its own (added_up) */
+void ngx_stream_sockmap_splice_first_up(ngx_stream_session_t *s,
+    ngx_stream_sockmap_splice_t *sp, ngx_chain_t *in);
 
 /* the module's context of a session: its splice state (the stream
  * module keeps it in its ctx, ngx_stream_sockmap_module.c) */

@@ -16,6 +16,8 @@
 #  - proxy_protocol towards the upstream: nginx's own bytes, written
 #    before the client's, declared in the fences: the session is spliced,
 #    and its log line counts the header upstream;
+#  - ssl_preread (bytes nginx 1.22 writes without counting): spliced, the
+#    first bytes declared as nginx's own;
 #  - a hazard (MSG_OOB) on a spliced session: the session goes on
 #    byte-exact, or all four sockets end (none left established);
 #  - a remote client (a network namespace): not spliced (the OFFER is
@@ -53,6 +55,17 @@ log_lines() {
 		sleep 0.1
 	done
 	fail "the stream log has $(wc -l <"$LOG") lines, not $1"
+}
+
+# spliced_line: wait until the stream log has a session that says
+# spliced (other lines: wait_port's probe)
+spliced_line() {
+	local i
+	for i in $(seq 1 100); do
+		grep -q '^spliced ' "$LOG" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	fail "no spliced session in $LOG: $(cat "$LOG")"
 }
 
 n=16 bytes=$((16 * MIB))
@@ -173,10 +186,50 @@ assert_eq "${got%% *} $pp_word $pp_pings" "PROXY TCP4 200" "proxy_protocol: the 
 st w1 splice_switched
 assert_ge $((w1 - w0)) 1 "proxy_protocol: directions switched past nginx (+$((w1 - w0)))"
 LOG=$PXPP/logs/stream.log
-log_lines 1
+spliced_line
 want="spliced $pp_bytes $((pp_bytes + pp_hdr)) $((pp_bytes + pp_hdr)) $((pp_bytes + pp_hdr))"
-assert_eq "$(cut -d' ' -f1-5 "$LOG")" "$want" \
+assert_eq "$(grep '^spliced ' "$LOG" | cut -d' ' -f1-5)" "$want" \
 	"proxy_protocol: the log line counts the header upstream and every spliced byte"
+LOG=$PX/logs/stream.log
+
+# ssl_preread: the preread phase reads the client's first bytes, which
+# nginx 1.22 writes upstream without counting them in $bytes_received; they
+# go first, so they too are declared as nginx's own and the session is
+# spliced (here plain text: ssl_preread finds no TLS and lets it pass)
+PXSP=$(nginx_start pxsp stream_splice.conf "$CP" LOAD_STREAM="$LOAD_STREAM" MODULES="$TOP/build" \
+	STREAM_LISTEN=127.0.0.1:$((PORT_ST + 5)) UPSTREAM=127.0.0.1:$UP TIMEOUT=60s) || fail "$PXSP"
+sed -i 's|^\( *\)proxy_pass \(.*\);|&\n\1ssl_preread on;|' "$PXSP/nginx.conf"
+nginx -p "$PXSP" -c "$PXSP/nginx.conf" -s reload || fail "nginx reload (ssl_preread)"
+sleep 1
+wait_port 127.0.0.1 $((PORT_ST + 5))
+st w0 splice_switched
+: >"$PXSP/logs/stream.log"
+got=$(cg_exec "$CC" python3 - $((PORT_ST + 5)) <<'PY'
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
+got, want = b"", b""
+for i in range(200):
+    line = b"ping %d\n" % i
+    s.sendall(line)
+    want += line
+    while len(got) < len(want):
+        chunk = s.recv(4096)
+        if not chunk:
+            break
+        got += chunk
+print(int(got == want), len(want))
+PY
+)
+read -r sp_exact sp_bytes <<<"$got"
+assert_eq "$sp_exact" 1 "ssl_preread: every ping echoed, byte-exact ($sp_bytes bytes)"
+st w1 splice_switched
+assert_ge $((w1 - w0)) 1 "ssl_preread: directions switched past nginx (+$((w1 - w0)))"
+LOG=$PXSP/logs/stream.log
+spliced_line
+# nginx's own count leaves out the preread first ping (7 bytes), spliced or not
+want="spliced $((sp_bytes - 7)) $sp_bytes $sp_bytes $sp_bytes"
+assert_eq "$(grep '^spliced ' "$LOG" | cut -d' ' -f1-5)" "$want" \
+	"ssl_preread: the log line counts every spliced byte, as nginx counts"
 LOG=$PX/logs/stream.log
 
 # a hazard on a spliced session: the client sends urgent data (MSG_OOB)
