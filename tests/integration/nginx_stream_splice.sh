@@ -155,12 +155,27 @@ ok "the timed-out session was spliced: $(tail -1 "$LOG")"
 # proxy_protocol towards the upstream: nginx writes its header before
 # any of the client's bytes; the fences declare it as nginx's own, so the
 # session is spliced all the same, and the log counts the header upstream
-PXPP=$(nginx_start pxpp stream_splice.conf "$CP" LOAD_STREAM="$LOAD_STREAM" MODULES="$TOP/build" \
-	STREAM_LISTEN=127.0.0.1:$((PORT_ST + 2)) UPSTREAM=127.0.0.1:$UP TIMEOUT=60s) || fail "$PXPP"
-sed -i 's|^\( *\)proxy_pass \(.*\);|&\n\1proxy_protocol on;|' "$PXPP/nginx.conf"
-nginx -p "$PXPP" -c "$PXPP/nginx.conf" -s reload || fail "nginx reload (proxy_protocol)"
-sleep 1
-wait_port 127.0.0.1 $((PORT_ST + 2))
+# nginx_with NAME PORT DIRECTIVE: an nginx of stream_splice.conf on PORT
+# (to the echo server) whose server also has DIRECTIVE; prints its prefix
+nginx_with() {
+	local px
+	px=$(nginx_start "$1" stream_splice.conf "$CP" LOAD_STREAM="$LOAD_STREAM" MODULES="$TOP/build" \
+		STREAM_LISTEN=127.0.0.1:$2 UPSTREAM=127.0.0.1:$UP TIMEOUT=60s) || fail "$px"
+	sed -i "s|^\( *\)proxy_pass \(.*\);|&\n\1$3|" "$px/nginx.conf"
+	nginx -p "$px" -c "$px/nginx.conf" -s reload || fail "nginx reload ($3)"
+	sleep 1
+	wait_port 127.0.0.1 "$2"
+	echo "$px"
+}
+# spliced_counts_are PREFIX WANT LABEL: the spliced session in PREFIX's
+# stream log counts WANT (its first five fields: see stream_splice.conf)
+spliced_counts_are() {
+	LOG=$1/logs/stream.log
+	spliced_line
+	assert_eq "$(grep '^spliced ' "$LOG" | cut -d' ' -f1-5)" "$2" "$3"
+	LOG=$PX/logs/stream.log
+}
+PXPP=$(nginx_with pxpp $((PORT_ST + 2)) "proxy_protocol on;") || fail "$PXPP"
 st w0 splice_switched
 : >"$PXPP/logs/stream.log" # wait_port's probe session: not this one
 # prints: the header's first word, pings echoed, header length, ping bytes
@@ -185,23 +200,14 @@ read -r pp_word pp_pings pp_hdr pp_bytes <<<"${got#PROXY }"
 assert_eq "${got%% *} $pp_word $pp_pings" "PROXY TCP4 200" "proxy_protocol: the header, then every ping echoed"
 st w1 splice_switched
 assert_ge $((w1 - w0)) 1 "proxy_protocol: directions switched past nginx (+$((w1 - w0)))"
-LOG=$PXPP/logs/stream.log
-spliced_line
-want="spliced $pp_bytes $((pp_bytes + pp_hdr)) $((pp_bytes + pp_hdr)) $((pp_bytes + pp_hdr))"
-assert_eq "$(grep '^spliced ' "$LOG" | cut -d' ' -f1-5)" "$want" \
+spliced_counts_are "$PXPP" "spliced $pp_bytes $((pp_bytes + pp_hdr)) $((pp_bytes + pp_hdr)) $((pp_bytes + pp_hdr))" \
 	"proxy_protocol: the log line counts the header upstream and every spliced byte"
-LOG=$PX/logs/stream.log
 
 # ssl_preread: the preread phase reads the client's first bytes, which
 # nginx 1.22 writes upstream without counting them in $bytes_received; they
 # go first, so they too are declared as nginx's own and the session is
 # spliced (here plain text: ssl_preread finds no TLS and lets it pass)
-PXSP=$(nginx_start pxsp stream_splice.conf "$CP" LOAD_STREAM="$LOAD_STREAM" MODULES="$TOP/build" \
-	STREAM_LISTEN=127.0.0.1:$((PORT_ST + 5)) UPSTREAM=127.0.0.1:$UP TIMEOUT=60s) || fail "$PXSP"
-sed -i 's|^\( *\)proxy_pass \(.*\);|&\n\1ssl_preread on;|' "$PXSP/nginx.conf"
-nginx -p "$PXSP" -c "$PXSP/nginx.conf" -s reload || fail "nginx reload (ssl_preread)"
-sleep 1
-wait_port 127.0.0.1 $((PORT_ST + 5))
+PXSP=$(nginx_with pxsp $((PORT_ST + 5)) "ssl_preread on;") || fail "$PXSP"
 st w0 splice_switched
 : >"$PXSP/logs/stream.log"
 got=$(cg_exec "$CC" python3 - $((PORT_ST + 5)) <<'PY'
@@ -224,13 +230,9 @@ read -r sp_exact sp_bytes <<<"$got"
 assert_eq "$sp_exact" 1 "ssl_preread: every ping echoed, byte-exact ($sp_bytes bytes)"
 st w1 splice_switched
 assert_ge $((w1 - w0)) 1 "ssl_preread: directions switched past nginx (+$((w1 - w0)))"
-LOG=$PXSP/logs/stream.log
-spliced_line
 # nginx's own count leaves out the preread first ping (7 bytes), spliced or not
-want="spliced $((sp_bytes - 7)) $sp_bytes $sp_bytes $sp_bytes"
-assert_eq "$(grep '^spliced ' "$LOG" | cut -d' ' -f1-5)" "$want" \
+spliced_counts_are "$PXSP" "spliced $((sp_bytes - 7)) $sp_bytes $sp_bytes $sp_bytes" \
 	"ssl_preread: the log line counts every spliced byte, as nginx counts"
-LOG=$PX/logs/stream.log
 
 # a hazard on a spliced session: the client sends urgent data (MSG_OOB)
 # after its session switched past nginx.  The guard acts on the client's
