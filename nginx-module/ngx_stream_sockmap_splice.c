@@ -9,15 +9,15 @@
  * or its first byte in), and a FENCE on the connection nginx just wrote
  * whenever it holds nothing of that direction: everything it read was
  * written (nginx's own counts: s->received and pc->sent, u->received and
- * c->sent).  Bytes nginx writes upstream without counting them as read
- * (the PROXY protocol header of proxy_protocol on, and data a preread
- * phase such as ssl_preread read, which nginx 1.22 leaves out of
- * s->received) all go out first, in the chain of nginx's first write
- * towards the upstream (ngx_stream_proxy_init_upstream), before nginx
- * read a byte itself: their length is taken there, and the fences of that
- * direction declare them as the relay's own.  A session where counts
- * differ by anything else never has agreeing counts: never joined, never
- * spliced.  TLS on either side, rate limits and UDP are never offered.
+ * c->sent).  Two kinds of bytes nginx writes upstream without counting
+ * them in s->received, both first, in the chain of nginx's first write
+ * towards the upstream (ngx_stream_proxy_init_upstream), before its relay
+ * loop reads a byte: the PROXY protocol header (proxy_protocol on),
+ * nginx's own, which the fences of that direction declare as added; and
+ * what a preread phase such as ssl_preread read (nginx 1.22 reads it into
+ * c->buffer without counting it), the client's, which the fences count
+ * as read.  A session whose counts differ by anything else never has
+ * agreeing counts: never joined, never spliced.  TLS on either side, rate limits and UDP are never offered.
  *
  * What passes nginx by is read back with the data plane's query
  * (bpf/sockmap_query.h, version 2: the agent runs with --nginx-vars) at
@@ -216,8 +216,9 @@ void
 ngx_stream_sockmap_splice_first_up(ngx_stream_session_t *s,
     ngx_stream_sockmap_splice_t *sp, ngx_chain_t *in)
 {
-    off_t         size;
-    ngx_chain_t  *cl;
+    off_t              size, pre;
+    ngx_chain_t       *cl;
+    ngx_connection_t  *c;
 
     if (sp->first_up_seen) {
         return;
@@ -226,7 +227,7 @@ ngx_stream_sockmap_splice_first_up(ngx_stream_session_t *s,
     sp->first_up_seen = 1;
 
     /* nginx read (and counted) a client byte before its first write
-     * upstream: nothing of its own went first */
+     * upstream: nothing uncounted went first */
     if (s->received) {
         return;
     }
@@ -237,7 +238,20 @@ ngx_stream_sockmap_splice_first_up(ngx_stream_session_t *s,
         size += ngx_buf_size(cl->buf);
     }
 
-    sp->added_up = size;
+    /* the preread bytes, still in c->buffer (the chain holds a copy of
+     * that buffer); a preread phase that only peeked (1.25.5) left it
+     * empty, and nginx reads and counts those bytes later */
+    c = s->connection;
+    pre = (c->buffer && c->buffer->last > c->buffer->pos)
+          ? c->buffer->last - c->buffer->pos : 0;
+
+    if (pre > size) {
+        sp->first_up_unknown = 1;
+        return;
+    }
+
+    sp->preread_up = pre;
+    sp->added_up = size - pre;
 }
 
 
@@ -257,11 +271,13 @@ ngx_stream_sockmap_splice_join(ngx_stream_session_t *s,
         return NGX_AGAIN;
     }
 
-    /* nginx wrote more upstream than it read and than its own first
-     * bytes (ngx_stream_sockmap_splice_first_up): counts that can never
-     * agree, no fence would pass, and joined the session would pay a
-     * query per event */
-    if (pc->sent > s->received + sp->added_up) {
+    /* nginx wrote more upstream than it read (preread included) and
+     * than its own first bytes (ngx_stream_sockmap_splice_first_up):
+     * counts that can never agree, no fence would pass, and joined the
+     * session would pay a query per event */
+    if (sp->first_up_unknown
+        || pc->sent > s->received + sp->preread_up + sp->added_up)
+    {
         ngx_stream_sockmap_splice_never(s, sp, "nginx adds bytes upstream");
         return NGX_DECLINED;
     }
@@ -359,7 +375,9 @@ ngx_stream_sockmap_splice_pass(ngx_stream_session_t *s,
                                         &sp->fenced_down);
 
     } else {
-        ngx_stream_sockmap_splice_fence(pc->fd, s->received - sp->synced_up,
+        ngx_stream_sockmap_splice_fence(pc->fd,
+                                        s->received + sp->preread_up
+                                        - sp->synced_up,
                                         pc->sent - sp->synced_up,
                                         sp->added_up, &sp->fenced_up);
     }

@@ -37,11 +37,14 @@ typedef struct {
      * a redirect failed: bpf/splice_control.h) */
     off_t                              fenced_up;
     off_t                              fenced_down;
-    /* bytes nginx wrote upstream without counting them as read (the
-     * PROXY protocol header, preread data): a fence of that direction
-     * declares them as the relay's own */
+    /* what nginx wrote upstream first without counting it in
+     * s->received: its own bytes (the PROXY protocol header), which a
+     * fence of that direction declares as added, and the client's bytes
+     * a preread phase read, which it counts as read */
     off_t                              added_up;
+    off_t                              preread_up;
     unsigned                           first_up_seen:1;
+    unsigned                           first_up_unknown:1;
     /* spliced bytes already added to nginx's own counts */
     off_t                              synced_up;
     off_t                              synced_down;

@@ -16,8 +16,9 @@
 #  - proxy_protocol towards the upstream: nginx's own bytes, written
 #    before the client's, declared in the fences: the session is spliced,
 #    and its log line counts the header upstream;
-#  - ssl_preread (bytes nginx 1.22 writes without counting): spliced, the
-#    first bytes declared as nginx's own;
+#  - ssl_preread (bytes nginx 1.22 reads without counting), alone and
+#    with proxy_protocol: both directions switch, the preread bytes
+#    counted as the client's, the header as nginx's own;
 #  - a hazard (MSG_OOB) on a spliced session: the session goes on
 #    byte-exact, or all four sockets end (none left established);
 #  - a remote client (a network namespace): not spliced (the OFFER is
@@ -199,40 +200,49 @@ PY
 read -r pp_word pp_pings pp_hdr pp_bytes <<<"${got#PROXY }"
 assert_eq "${got%% *} $pp_word $pp_pings" "PROXY TCP4 200" "proxy_protocol: the header, then every ping echoed"
 st w1 splice_switched
-assert_ge $((w1 - w0)) 1 "proxy_protocol: directions switched past nginx (+$((w1 - w0)))"
+assert_eq $((w1 - w0)) 2 "proxy_protocol: both directions switched past nginx"
 spliced_counts_are "$PXPP" "spliced $pp_bytes $((pp_bytes + pp_hdr)) $((pp_bytes + pp_hdr)) $((pp_bytes + pp_hdr))" \
 	"proxy_protocol: the log line counts the header upstream and every spliced byte"
 
 # ssl_preread: the preread phase reads the client's first bytes, which
-# nginx 1.22 writes upstream without counting them in $bytes_received; they
-# go first, so they too are declared as nginx's own and the session is
-# spliced (here plain text: ssl_preread finds no TLS and lets it pass)
-PXSP=$(nginx_with pxsp $((PORT_ST + 5)) "ssl_preread on;") || fail "$PXSP"
-st w0 splice_switched
-: >"$PXSP/logs/stream.log"
-got=$(cg_exec "$CC" python3 - $((PORT_ST + 5)) <<'PY'
+# nginx 1.22 writes upstream first without counting them in
+# $bytes_received: the fences count them as the client's, read; with
+# proxy_protocol too, the header (nginx's own) goes ahead of them.  Both
+# directions switch (here plain text: ssl_preread finds no TLS and lets
+# it pass)
+for pre in "ssl_preread on;" "ssl_preread on; proxy_protocol on;"; do
+	port=$((PORT_ST + 5))
+	[[ $pre == *proxy_protocol* ]] && port=$((PORT_ST + 6))
+	PXSP=$(nginx_with "pxsp$port" $port "$pre") || fail "$PXSP"
+	st w0 splice_switched
+	got=$(cg_exec "$CC" python3 - $port <<'PY'
 import socket, sys
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
-got, want = b"", b""
+got, want, hdr = b"", b"", 0
 for i in range(200):
     line = b"ping %d\n" % i
     s.sendall(line)
     want += line
-    while len(got) < len(want):
+    while len(got) < hdr + len(want):
         chunk = s.recv(4096)
         if not chunk:
             break
         got += chunk
-print(int(got == want), len(want))
+        if not hdr and got.startswith(b"PROXY ") and b"\r\n" in got:
+            hdr = got.index(b"\r\n") + 2
+print(int(got[hdr:] == want), len(want), hdr)
 PY
 )
-read -r sp_exact sp_bytes <<<"$got"
-assert_eq "$sp_exact" 1 "ssl_preread: every ping echoed, byte-exact ($sp_bytes bytes)"
-st w1 splice_switched
-assert_ge $((w1 - w0)) 1 "ssl_preread: directions switched past nginx (+$((w1 - w0)))"
-# nginx's own count leaves out the preread first ping (7 bytes), spliced or not
-spliced_counts_are "$PXSP" "spliced $((sp_bytes - 7)) $sp_bytes $sp_bytes $sp_bytes" \
-	"ssl_preread: the log line counts every spliced byte, as nginx counts"
+	read -r sp_exact sp_bytes sp_hdr <<<"$got"
+	assert_eq "$sp_exact" 1 "$pre every ping echoed, byte-exact ($sp_bytes bytes, a header of $sp_hdr)"
+	st w1 splice_switched
+	assert_eq $((w1 - w0)) 2 "$pre both directions switched past nginx"
+	# nginx's own count leaves out the preread first ping (7 bytes),
+	# spliced or not; the header counts upstream
+	t=$((sp_bytes + sp_hdr))
+	spliced_counts_are "$PXSP" "spliced $((sp_bytes - 7)) $t $t $t" \
+		"$pre the log line counts every spliced byte, as nginx counts"
+done
 
 # a hazard on a spliced session: the client sends urgent data (MSG_OOB)
 # after its session switched past nginx.  The guard acts on the client's
