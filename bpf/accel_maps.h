@@ -124,10 +124,17 @@ struct {
 
 /* Splice sessions and their far ends' aliases (struct splice_session):
  * written by the guard's cgroup/setsockopt program (splice_control.h),
- * read by msg_redirect (accel_splice.h).  Sized as sock_hash: a session
- * and its two aliases for every three tracked sockets at most. */
+ * read by msg_redirect (accel_splice.h), deleted when N1 closes
+ * (splice_forget).  Bounded as sock_hash (a session and its two aliases
+ * for every three tracked sockets at most) but not preallocated: an LRU
+ * hash preallocates every element (kernel/bpf/hashtab.c, prealloc_init),
+ * ~190 bytes times max_sockets (100 MiB at 524288) charged to the agent's
+ * memory cgroup whether or not anything is ever spliced.  Full (sessions
+ * whose N1 never closed through sock_ops), OFFER is refused and the
+ * relay relays. */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, ACCEL_MAX_SOCKETS);
 	__type(key, __u64);
 	__type(value, struct splice_session);

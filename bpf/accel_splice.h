@@ -73,8 +73,8 @@ static __always_inline void splice_try(struct sock_state *st)
 	key = st->splice_key;
 	s = bpf_map_lookup_elem(&splice_sessions, &key);
 	if (!s || s->alias) {
-		/* ended (its relay closed) or evicted: look again only for
-		 * a session made after this one */
+		/* ended (its relay closed): look again only for a session
+		 * made after this one */
 		st->splice_key = 0;
 		return;
 	}
