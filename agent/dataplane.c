@@ -272,14 +272,14 @@ int dataplane_load(struct dataplane *dp, const struct dataplane_params *p)
 		return err;
 	err = accel_bpf__load(dp->skel);
 	if (err == -ENOMEM || err == -E2BIG) {
-		/* the four hash maps allocate their buckets at creation, 16 bytes
-		 * each, rounded up to a power of two (net/core/sock_map.c
-		 * sock_hash_alloc, kernel/bpf/hashtab.c), charged to the
-		 * agent's memory cgroup */
+		/* the five maps sized by size_maps() allocate their buckets at
+		 * creation, 16 bytes each, rounded up to a power of two
+		 * (net/core/sock_map.c sock_hash_alloc, kernel/bpf/hashtab.c),
+		 * charged to the agent's memory cgroup */
 		pr_warn("the data plane's maps for %u sockets could not be allocated (%s; about %u MiB "
 			"of hash buckets up front): lower --max-sockets, or give the agent more memory\n",
 			dp->max_sockets, strerror(-err),
-			(unsigned)(4ULL * 16 * roundup_pow2(dp->max_sockets) >> 20));
+			(unsigned)(5ULL * 16 * roundup_pow2(dp->max_sockets) >> 20));
 		return err;
 	}
 	if (err == -EINVAL && adopting) {
