@@ -96,6 +96,7 @@ def parse_cpu(path, requests):
         c["us_per_req"] = c["usec"]["total"] / requests
         c["agent_us_per_req"] = c["usec"]["agent"] / requests
         c["host_us_per_req"] = c["host_usec"] / requests if c["host_usec"] is not None else None
+        c["ctxt_per_req"] = d["ctxt"] / requests if d.get("ctxt") else None
     return c
 
 def read_bpf(state):
@@ -433,6 +434,8 @@ def summarize(runs, prof, m):
         s["median_cpu_us_per_req"] = med(c["us_per_req"] for c in cpus)
         s["median_agent_us_per_req"] = med(c["agent_us_per_req"] for c in cpus)
         s["median_host_us_per_req"] = med(c["host_us_per_req"] for c in cpus)
+        s["median_ctxt_per_req"] = med(c["ctxt_per_req"] for c in cpus
+                                       if c.get("ctxt_per_req") is not None)
         s["median_cpu_us_per_req_by_role"] = {
             k: med(c["usec"][k] / r["requests"] for r in rs for c in [r["cpu"]]
                    if c and r["requests"]) for k in ROLES}
@@ -557,8 +560,8 @@ def cmd_report(out, meta_path):
     hdr = "| profile | mode | req/s | p50 | p99 |"
     sep = "|---|---|---:|---:|---:|"
     if has_cpu:
-        hdr += " CPU/req | agent CPU/req | host CPU/req |"
-        sep += "---:|---:|---:|"
+        hdr += " CPU/req | agent CPU/req | host CPU/req | switches/req |"
+        sep += "---:|---:|---:|---:|"
     hdr += " socket errors | non-2xx |"
     sep += "---:|---:|"
     if has_agent:
@@ -574,9 +577,11 @@ def cmd_report(out, meta_path):
                 prof, m, flag, fmt_rps(s["median_rps"]), fmt_ms(s["median_p50_ms"]),
                 fmt_ms(s["median_p99_ms"]))
             if has_cpu:
-                row += " %s | %s | %s |" % (fmt_us(s.get("median_cpu_us_per_req")),
-                                            fmt_us(s.get("median_agent_us_per_req")) if agent_mode(m) else "",
-                                            fmt_us(s.get("median_host_us_per_req")))
+                sw = s.get("median_ctxt_per_req")
+                row += " %s | %s | %s | %s |" % (fmt_us(s.get("median_cpu_us_per_req")),
+                                                 fmt_us(s.get("median_agent_us_per_req")) if agent_mode(m) else "",
+                                                 fmt_us(s.get("median_host_us_per_req")),
+                                                 "" if sw is None else "%.1f" % sw)
             row += " %d | %d |" % (s["sock_errors"], s["non2xx"])
             if has_agent:
                 pr = s.get("redirected_per_request")
@@ -590,7 +595,10 @@ def cmd_report(out, meta_path):
                   "cgroup and are read from their processes), per completed request; agent CPU/req is "
                   "the agent process's share of it (the BPF programs run in the tasks they hook and are "
                   "in the others). host CPU/req: all busy CPU time of the machine (/proc/stat), which "
-                  "adds kernel threads (ksoftirqd, kworkers) and anything else running on the host.")
+                  "adds kernel threads (ksoftirqd, kworkers) and anything else running on the host. "
+                  "switches/req: the host's context switches (/proc/stat ctxt) per completed request: "
+                  "each wake-up of a process that waited for a message costs one or two, whatever "
+                  "carried the message.")
     if has_agent:
         md.append("redirected/req: sends that sk_msg redirected to the peer socket per completed "
                   "request, over the measured runs (`ngx-sockmap status --json`: redirected_msgs / "
@@ -763,6 +771,7 @@ def compare_agents(meta, summary, runs, profiles):
             pc["agents"][a["label"]] = {
                 "median_rps": s["median_rps"], "median_cpu_us_per_req": s.get("median_cpu_us_per_req"),
                 "agent_us_per_req": s.get("median_agent_us_per_req"),
+                "ctxt_per_req": s.get("median_ctxt_per_req"),
                 "rps_vs_baseline_paired": rt.get("rps_paired"),
                 "cpu_per_req_vs_baseline_paired": rt.get("cpu_per_req_paired"),
                 "p99_vs_baseline_paired": rt.get("p99_paired"),
@@ -812,6 +821,8 @@ def compare_md(cmp):
         row("req/s", lambda a: fmt_rps(a["median_rps"]), lambda o: "")
         row("CPU/req", lambda a: fmt_us(a["median_cpu_us_per_req"]), lambda o: "")
         row("agent CPU/req", lambda a: fmt_us(a["agent_us_per_req"]), paired_of("agent_us_per_req"))
+        row("switches/req", lambda a: "-" if a.get("ctxt_per_req") is None else "%.2f" % a["ctxt_per_req"],
+            lambda o: "")
         progs = sorted({n for l in have for n in ag[l]["bpf"] if n != "all"})
         if progs:
             row("BPF ns/req, all programs", bpf_of("all", "ns_per_request"), bpf_ratio("all"))

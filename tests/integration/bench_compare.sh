@@ -62,7 +62,8 @@ for l in ("A", "B"):
     if a is None:
         bad.append("keepalive: no agent %s" % l)
         continue
-    for k in ("rps_vs_baseline_paired", "cpu_per_req_vs_baseline_paired", "agent_us_per_req", "median_rps"):
+    for k in ("rps_vs_baseline_paired", "cpu_per_req_vs_baseline_paired", "agent_us_per_req",
+              "median_rps", "ctxt_per_req"):
         num(a.get(k), "%s %s" % (l, k))
     for prog in sys.argv[2:]:
         b = a["bpf"].get(prog) or {}
@@ -78,10 +79,24 @@ for x in bad:
     print("compare.json:", x)
 sys.exit(1 if bad else 0)
 PY
-ok "compare.json: per build paired ratios, agent CPU, $sockops and $skmsg run time; B/A paired"
+ok "compare.json: per build paired ratios, agent CPU, context switches, $sockops and $skmsg run time; B/A paired"
+
+# every run counts the host's context switches (/proc/stat ctxt): a
+# busy host never has none
+python3 - "$out/results.json" <<'PY' || fail "results.json: see above"
+import json, sys
+runs = json.load(open(sys.argv[1]))["runs"]
+bad = ["%s r%d: ctxt_per_req %r" % (r["mode"], r["round"], (r.get("cpu") or {}).get("ctxt_per_req"))
+       for r in runs if not (r.get("cpu") or {}).get("ctxt_per_req", 0) > 0]
+for x in bad:
+    print(x)
+sys.exit(1 if bad or not runs else 0)
+PY
+grep -qF '| switches/req |' "$out/results.md" || fail "results.md's table has no switches/req column"
+ok "context switches per request in every run, and in results.md"
 
 for row in '| keepalive | A | B | B/A |' '| req/s / baseline (paired) |' '| CPU/req / baseline (paired) |' \
-	'| agent CPU/req |' "| \`$sockops\` ns/req |" "| \`$skmsg\` ns/run, runs/req |"; do
+	'| agent CPU/req |' '| switches/req |' "| \`$sockops\` ns/req |" "| \`$skmsg\` ns/run, runs/req |"; do
 	grep -qF "$row" "$out/compare.md" || fail "compare.md has no row '$row'"
 	# the table is what the terminal shows last
 	tail -n 40 "$TMP/compare.log" | grep -qF "$row" || fail "the terminal output ends without '$row'"
