@@ -140,6 +140,15 @@ bool kernel_has_arena(void)
 	return libbpf_probe_bpf_map_type(BPF_MAP_TYPE_ARENA, NULL) == 1;
 }
 
+bool kernel_skmsg_has_task_btf(void)
+{
+	/* tests: take the probe-read path of kernels without it here */
+	if (test_knob(KNOB_NO_TASK_BTF))
+		return false;
+	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_SK_MSG, BPF_FUNC_get_current_task_btf,
+				       NULL) == 1;
+}
+
 int bpf_wait_programs(void)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, opts);

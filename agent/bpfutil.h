@@ -25,6 +25,8 @@ long map_count_entries(int fd, size_t key_size);
 /* Does this kernel have BPF arena maps (6.9+)?  Where not, the event
  * streams ride on BPF ring buffers (bpf/event_ring.h, event_emit). */
 bool kernel_has_arena(void);
+/* May an sk_msg program call bpf_get_current_task_btf on this kernel? */
+bool kernel_skmsg_has_task_btf(void);
 /* Does this kernel's struct sk_psock count unread bytes (msg_tot_len,
  * 6.12.75+, 7.0; vmlinux BTF)?  Without it nothing bounds them. */
 bool kernel_has_psock_msg_tot_len(void);

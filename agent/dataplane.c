@@ -258,6 +258,7 @@ int dataplane_load(struct dataplane *dp, const struct dataplane_params *p)
 		dp->skel->rodata->hazard_ttl_ns = p->hazard_ttl_ns;
 	/* with the guard, sockets enter the map only while it is armed */
 	dp->skel->rodata->guards_lazy = p->guard;
+	dp->skel->rodata->task_btf = kernel_skmsg_has_task_btf();
 	/* no arena before 6.9: the ring buffer transport (event_emit); the
 	 * arena code is dead then, and libbpf poisons its map loads */
 	dp->events_in_arena = kernel_has_arena();

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * The knobs the tests turn (a self-test check made to fail or pass, the
- * claim race widened, hazards kept seconds, no BPF arena), in one place and behind one switch:
+ * claim race widened, hazards kept seconds, no BPF arena, no typed task in
+ * sk_msg), in one place and behind one switch:
  * a knob is read only when NGX_SOCKMAP_TEST_RUN is set, which tests/run
  * and tests/lib/common.sh set for what they start and nothing else does.
  * An agent in production ignores them, whatever its environment holds.
@@ -17,6 +18,7 @@
 	X(KNOB_CLAIM_DELAY, "NGX_SOCKMAP_TEST_CLAIM_DELAY")       /* spin rounds */     \
 	X(KNOB_HAZARD_TTL, "NGX_SOCKMAP_TEST_HAZARD_TTL")         /* seconds */         \
 	X(KNOB_NO_ARENA, "NGX_SOCKMAP_TEST_NO_ARENA")             /* the pre-6.9 path */ \
+	X(KNOB_NO_TASK_BTF, "NGX_SOCKMAP_TEST_NO_TASK_BTF")       /* sk_msg probe reads */ \
 	X(KNOB_FOLLOW_SOCKS, "NGX_SOCKMAP_TEST_FOLLOW_SOCKS")     /* follow's total cap */
 
 #define TEST_KNOB_ENUM(e, env) e,

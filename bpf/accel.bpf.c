@@ -88,6 +88,9 @@ const volatile __u32 guards_lazy = 0;
 /* The events themselves where the kernel has no BPF arena (before 6.9):
  * the agent turns conn_arena's creation off and this on. */
 const volatile __u32 events_in_arena = 1;
+/* 1: this kernel lets an sk_msg program call bpf_get_current_task_btf
+ * (the agent probes): msg_redirect reads the task without a helper call */
+const volatile __u32 task_btf = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

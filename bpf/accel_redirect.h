@@ -136,7 +136,7 @@ static __always_inline bool unseen_ia32_send(void)
 	gs = bpf_map_lookup_elem(&guard_state, &zero);
 	if (gs && (gs->armed & GUARD_ARMED_IA32))
 		return false;
-	return in_ia32_syscall();
+	return task_btf ? in_ia32_syscall() : in_ia32_syscall_probed();
 }
 
 static __always_inline enum oob_send sending_oob(void)

@@ -115,20 +115,29 @@ static __always_inline struct sock *our_socket(struct sock *sk)
 	return sk;
 }
 
-/* The socket behind fd of the current task, if it is one of ours. */
+/* The socket behind fd of the current task, if it is one of ours.  The
+ * task is typed (every program here is a tracing one), so the walk to its
+ * fd table is loads the verifier makes fault-safe, not probe-read helper
+ * calls: sendfile(2) pays this on every call, whatever in_fd is (a file,
+ * nearly always), and seven probe reads were about 100 ns of it. */
 static __always_inline struct sock *our_socket_of_fd(int fd)
 {
-	struct task_struct *task = (void *)bpf_get_current_task();
+	struct task_struct *task = bpf_get_current_task_btf();
 	struct file **fds, *f = NULL;
+	struct files_struct *files;
 	struct socket *sock;
 	struct fdtable *fdt;
 
 	if (fd < 0)
 		return NULL;
-	fdt = BPF_CORE_READ(task, files, fdt);
-	if (!fdt || (unsigned int)fd >= BPF_CORE_READ(fdt, max_fds))
+	files = task->files;
+	if (!files)
 		return NULL;
-	fds = BPF_CORE_READ(fdt, fd);
+	fdt = files->fdt;
+	if (!fdt || (unsigned int)fd >= fdt->max_fds)
+		return NULL;
+	/* a pointer to pointers is no typed pointer: read the slot */
+	fds = fdt->fd;
 	bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]);
 	if (!f || (BPF_CORE_READ(f, f_inode, i_mode) & S_IFMT) != S_IFSOCK)
 		return NULL;

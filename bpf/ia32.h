@@ -19,8 +19,24 @@ struct task_struct___x86 {
 } __attribute__((preserve_access_index));
 
 /* in_ia32_syscall() (arch/x86/include/asm/compat.h); false off x86,
- * where thread_info has no status */
+ * where thread_info has no status.  The task is typed
+ * (bpf_get_current_task_btf), so the read is a plain load: the probe read
+ * in_ia32_syscall_probed() makes is a helper call, about 10 ns on every
+ * send of msg_redirect and every syscall of ia32_enter. */
 static __always_inline bool in_ia32_syscall(void)
+{
+	struct task_struct___x86 *t = (void *)bpf_get_current_task_btf();
+
+	if (!bpf_core_field_exists(t->thread_info.status))
+		return false;
+	return t->thread_info.status & TS_COMPAT;
+}
+
+/* The same for program types that may not call bpf_get_current_task_btf:
+ * tracing programs always may (kernel/trace/bpf_trace.c), an sk_msg
+ * program only where the kernel's base helpers include it (the agent
+ * probes for it: accel.bpf.c task_btf). */
+static __always_inline bool in_ia32_syscall_probed(void)
 {
 	struct task_struct___x86 *t = (void *)bpf_get_current_task();
 

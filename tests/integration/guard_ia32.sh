@@ -89,6 +89,18 @@ for m in $MODES $MODES64; do
 done
 REF[first]=${REF[oob-sendto]}
 
+# msg_redirect reads the task typed where the kernel lets sk_msg call
+# bpf_get_current_task_btf, and with a probe read where it doesn't (the
+# test knob takes that path): both must take an unseen int $0x80 send for
+# an urgent one.  On the tracepoint tier, where the hook on every syscall
+# waits for a 32-bit program (fentry sees such sends anyway).
+# shellcheck disable=SC2046
+NGX_SOCKMAP_TEST_NO_TASK_BTF=1 agent_start "${args[@]}" $(tier_args "$WEAK_TIER")
+tier_check "$WEAK_TIER"
+assert_eq "$(stat_get guard_ia32)" standby "$TIER, probe reads: guard_ia32"
+kit_paired int80-oob-sendto
+agent_stop || fail "agent did not exit 0 on SIGTERM"
+
 for ((h = 0; h < ${#TIERS_TODO[@]}; h++)); do
 	# shellcheck disable=SC2046
 	agent_start "${args[@]}" $(tier_args "${TIERS_TODO[h]}")
