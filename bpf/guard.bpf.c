@@ -308,16 +308,22 @@ static __always_inline void *uring_cmd(struct io_kiocb *req)
 SEC("tracepoint/io_uring/io_uring_submit_req")
 int uring_submit(struct trace_event_raw_io_uring_submit_req *ctx)
 {
-	struct io_kiocb *req = ctx->req;
 	struct io_splice *sp;
 	struct io_sr_msg *sr;
 	struct reset_tuple t = {};
+	struct io_kiocb *req;
 	struct sock *sk;
 	__u8 op;
 
 	if (!bpf_core_type_exists(struct io_kiocb) || !bpf_core_type_exists(struct io_splice) ||
-	    !bpf_core_type_exists(struct io_sr_msg))
+	    !bpf_core_type_exists(struct io_sr_msg) || !bpf_core_field_exists(ctx->req))
 		return 0;
+	/* Where the checks fail (6.1's event has no req) libbpf poisons the
+	 * load's relocation, which the verifier then must never reach: keep
+	 * clang from hoisting it above them (it did, once our_socket_of_fd's
+	 * walk changed shape). */
+	barrier_var(ctx);
+	req = ctx->req;
 	op = BPF_CORE_READ(req, opcode);
 	if (op == IORING_OP_SPLICE) {
 		sp = uring_cmd(req);
