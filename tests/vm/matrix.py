@@ -84,6 +84,22 @@ def selftest_cells(d, vm_note):
     return overall, checks, "selftest did not run: " + overall["reason"] if not checks else ""
 
 
+def agent_cell(d, vm_note):
+    """Did `run` start, attach and stop (guest.sh agent_up)?  None where
+    the column predates the step."""
+    rc = read(os.path.join(d, "agent.rc"))
+    if rc is None:
+        return None if read(os.path.join(d, "selftest.rc")) is not None else \
+            {"status": "FAIL", "reason": "did not run" + vm_note}
+    secs = read(os.path.join(d, "agent.secs"))
+    if int(rc) == 0:
+        return {"status": "pass", "reason": "", "secs": float(secs) if secs else None}
+    lines = [l for l in read(os.path.join(d, "agent.txt"), "").splitlines() if l.strip()]
+    # the agent's own reason, else what agent_up saw
+    why = [l for l in lines if l.startswith("ngx-sockmap:") and "selftest" not in l]
+    return {"status": "FAIL", "reason": short((why or lines or ["exit " + rc])[-1]) + vm_note}
+
+
 def test_cell(d, t, vm_note):
     rc = read(os.path.join(d, "tests", t + ".rc"))
     secs = read(os.path.join(d, "tests", t + ".secs"))
@@ -152,7 +168,7 @@ def main():
     cols.sort(key=lambda c: (ROLE_ORDER.index(c[1]["role"]) if c[1]["role"] in ROLE_ORDER
                              else len(ROLE_ORDER), c[1]["id"]))
 
-    kernels, cells, rows = [], {}, ["selftest"]
+    kernels, cells, rows = [], {}, ["selftest", "agent"]
     check_rows, test_rows = [], []
     for d, meta in cols:
         kid = meta["id"]
@@ -177,6 +193,9 @@ def main():
                 check_rows.append("selftest/" + c)
             cells.setdefault("selftest/" + c, {})[kid] = v
         meta["_no_checks"] = no_checks
+        ac = agent_cell(d, vm_note)
+        if ac is not None:
+            cells.setdefault("agent", {})[kid] = ac
         tests = sorted(os.path.basename(p)[:-3] for p in
                        os.listdir(os.path.join(d, "tests")) if p.endswith(".rc")) \
             if os.path.isdir(os.path.join(d, "tests")) else []
@@ -307,6 +326,9 @@ def summary_md(kernels, cells, test_rows, build, generated):
         checks = {r[len("selftest/"):]: c[kid] for r, c in cells.items()
                   if r.startswith("selftest/") and kid in c}
         loaded = checks.get("redirect", {}).get("status") in ("pass", "FAIL")
+        if cells.get("agent", {}).get(kid, {}).get("status") in ("pass", "FAIL"):
+            # the whole agent, not the self-test's data plane alone
+            loaded = loaded and cells["agent"][kid]["status"] == "pass"
         crit = [n for n, c in checks.items() if c["status"] == "FAIL" and "[critical]" in c["reason"]]
         if not loaded:
             acc = "no"
