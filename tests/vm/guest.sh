@@ -59,35 +59,44 @@ echo $? >"$out/selftest.rc"
 secs "$t0" "$(now)" >"$out/selftest.secs"
 cat "$out/selftest.txt"
 
-# agent_up LOG: `run` on a cgroup of its own prints "ready" and exits 0 on
-# SIGTERM.  The self-test loads only the data plane; this loads the guard
-# and the rest too, which the tests don't where they skip for a kernel
-# the agent refuses to accelerate (a guard that failed to load on 6.1 was
-# seen only by a test that doesn't skip).
+# agent_up LOG [OPTION...]: `run` on a cgroup of its own prints "ready"
+# and exits 0 on SIGTERM; its output is added to LOG.  The self-test loads
+# only the data plane; this loads the guard and the rest too, which the
+# tests don't where they skip for a kernel the agent refuses to
+# accelerate (a guard that failed to load on 6.1 was seen only by a test
+# that doesn't skip).
 agent_up() {
-	local log=$1 mnt cg pid rc i
+	local log=$1 run=$out/agent-run.txt mnt cg pid rc i ready
+	shift
 	mnt=$(findmnt -n -t cgroup2 -o TARGET | head -n 1)
-	[ -n "$mnt" ] || { echo "agent: no cgroup2 mount" >"$log"; return 1; }
+	[ -n "$mnt" ] || { echo "agent: no cgroup2 mount" >>"$log"; return 1; }
 	cg=$mnt/ngx-sockmap-vmtest-agent
 	mkdir -p "$cg" || return 1
-	build/ngx-sockmap run --no-follow --cgroup "$cg" >"$log" 2>&1 </dev/null &
+	echo "+ ngx-sockmap run $*" >>"$log"
+	build/ngx-sockmap run --no-follow --cgroup "$cg" "$@" >"$run" 2>&1 </dev/null &
 	pid=$!
 	for ((i = 0; i < 120 * scale; i++)); do
-		grep -q '^ready' "$log" && break
+		grep -q '^ready' "$run" && break
 		kill -0 "$pid" 2>/dev/null || break
 		sleep 1
 	done
-	grep -q '^ready' "$log" && kill -TERM "$pid"
-	kill -0 "$pid" 2>/dev/null && ! grep -q '^ready' "$log" && kill -KILL "$pid"
+	ready=0
+	grep -q '^ready' "$run" && ready=1
+	if [ $ready = 1 ]; then kill -TERM "$pid"; else kill -KILL "$pid" 2>/dev/null; fi
 	wait "$pid"
 	rc=$?
 	rmdir "$cg" 2>/dev/null
-	grep -q '^ready' "$log" || { echo "agent: not ready (exit $rc)" >>"$log"; return 1; }
+	cat "$run" >>"$log"
+	rm -f "$run"
+	[ $ready = 1 ] || { echo "agent: not ready (exit $rc)" >>"$log"; return 1; }
 	[ $rc = 0 ] || { echo "agent: exit $rc on SIGTERM" >>"$log"; return 1; }
 }
+# with what the kernel gives, and on the syscall tracepoints, the tier
+# that loads the most of the guard's programs
 echo "== agent"
 t0=$(now)
-agent_up "$out/agent.txt"
+: >"$out/agent.txt"
+agent_up "$out/agent.txt" && agent_up "$out/agent.txt" --guard-hooks tracepoints
 echo $? >"$out/agent.rc"
 secs "$t0" "$(now)" >"$out/agent.secs"
 cat "$out/agent.txt"
