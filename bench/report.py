@@ -434,8 +434,7 @@ def summarize(runs, prof, m):
         s["median_cpu_us_per_req"] = med(c["us_per_req"] for c in cpus)
         s["median_agent_us_per_req"] = med(c["agent_us_per_req"] for c in cpus)
         s["median_host_us_per_req"] = med(c["host_us_per_req"] for c in cpus)
-        s["median_ctxt_per_req"] = med(c["ctxt_per_req"] for c in cpus
-                                       if c.get("ctxt_per_req") is not None)
+        s["median_ctxt_per_req"] = med(c.get("ctxt_per_req") for c in cpus)
         s["median_cpu_us_per_req_by_role"] = {
             k: med(c["usec"][k] / r["requests"] for r in rs for c in [r["cpu"]]
                    if c and r["requests"]) for k in ROLES}
